@@ -1,0 +1,40 @@
+import type { OutputStream } from "./output-stream.ts";
+
+/**
+ * Drains a child's byte stream into an OutputStream, continuously, so the child never
+ * blocks on a full pipe whether or not anyone reads. `abandon()` stops waiting for EOF
+ * (something that escaped the process group may hold the pipe open forever).
+ */
+export class Collector {
+  readonly done: Promise<void>;
+  private reader: ReadableStreamDefaultReader<Uint8Array>;
+  private finished = false;
+
+  constructor(source: ReadableStream<Uint8Array>, private sink: OutputStream) {
+    this.reader = source.getReader();
+    this.done = this.run();
+  }
+
+  get eof(): boolean {
+    return this.finished;
+  }
+
+  private async run(): Promise<void> {
+    try {
+      for (;;) {
+        const { value, done } = await this.reader.read();
+        if (done) break;
+        if (value.byteLength > 0) this.sink.append(value);
+      }
+    } catch {
+      /* a read error ends the stream like EOF */
+    } finally {
+      this.finished = true;
+      this.sink.spool?.close();
+    }
+  }
+
+  abandon(): void {
+    if (!this.finished) this.reader.cancel().catch(() => {});
+  }
+}

@@ -1,0 +1,51 @@
+import { OutputBuffer } from "./output-buffer.ts";
+import { Spool } from "./spool.ts";
+
+export type StreamName = "stdout" | "stderr";
+
+/**
+ * One output stream of a task: bounded memory copy, spool file, read cursor, and
+ * listeners told about each chunk (waiters, watches, progress, terminal rendering).
+ */
+export class OutputStream {
+  readonly buffer: OutputBuffer;
+  readonly spool: Spool | null;
+  /** Read cursor: output before it has been returned by a cursor-moving read. */
+  cursor = 0;
+  private listeners = new Set<(chunk: Uint8Array) => void>();
+
+  constructor(
+    readonly name: StreamName,
+    memoryLimit: number,
+    spool: { path: string; maxBytes: number; startAfter: number } | null,
+  ) {
+    this.buffer = new OutputBuffer(memoryLimit);
+    this.spool = spool ? new Spool(spool.path, spool.maxBytes, spool.startAfter) : null;
+  }
+
+  get total(): number {
+    return this.buffer.total;
+  }
+
+  append(chunk: Uint8Array): void {
+    const before = this.buffer.total;
+    this.buffer.append(chunk);
+    this.spool?.append(chunk, this.buffer.total, () => this.buffer.read(0, before));
+    for (const l of this.listeners) l(chunk);
+  }
+
+  onData(listener: (chunk: Uint8Array) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Bytes [start, end) from memory or, failing that, the spool; null if neither has them. */
+  read(start: number, end: number): Uint8Array | null {
+    return this.buffer.read(start, end) ?? this.spool?.read(start, end) ?? null;
+  }
+
+  /** Path of the spool file when it holds output. */
+  get path(): string | undefined {
+    return this.spool?.active ? this.spool.path : undefined;
+  }
+}

@@ -1,0 +1,114 @@
+import type { Task } from "./task.ts";
+
+export interface RegistryOptions {
+  /** Finished tasks are forgotten (and their logs deleted) after this long. */
+  taskTtlMs: number;
+  /** At most this many finished tasks are kept; the oldest go first. */
+  maxFinishedTasks: number;
+  /** First id number to hand out (a persistent registry continues after what it recovered). */
+  firstId?: number;
+}
+
+/**
+ * Owns background tasks: ids (`bg-N`, never reused), lookup, expiry, and the shutdown
+ * that leaves nothing running. Foreground tasks are tracked too (without an id) so that
+ * shutdown reaches them.
+ */
+export class Registry {
+  private tasks = new Map<string, Task>();
+  private foreground = new Set<Task>();
+  private nextId: number;
+  private endListeners = new Set<(task: Task) => void>();
+  private expiryTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  private closed = false;
+
+  constructor(private readonly options: RegistryOptions) {
+    this.nextId = options.firstId ?? 1;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Called once per background task when it leaves `running`. */
+  onTaskEnd(listener: (task: Task) => void): () => void {
+    this.endListeners.add(listener);
+    return () => this.endListeners.delete(listener);
+  }
+
+  /** Reserve the next id; one counter for every kind of task. */
+  allocateId(): string {
+    return `bg-${this.nextId++}`;
+  }
+
+  /** Make a task visible to task_output/kill_shell/task_list (a background task). */
+  register(task: Task, id = this.allocateId()): string {
+    task.id = id;
+    this.foreground.delete(task);
+    this.tasks.set(id, task);
+    task.onEnd((t) => {
+      for (const l of this.endListeners) l(t);
+      this.scheduleExpiry(t);
+      this.enforceFinishedCap();
+    });
+    return id;
+  }
+
+  /** Track a foreground task for shutdown; returns the untrack function. */
+  trackForeground(task: Task): () => void {
+    this.foreground.add(task);
+    return () => this.foreground.delete(task);
+  }
+
+  get(id: string): Task | undefined {
+    return this.tasks.get(id);
+  }
+
+  /** Tasks ordered by id number. */
+  list(): Task[] {
+    return [...this.tasks.values()].sort((a, b) => idNumber(a.id!) - idNumber(b.id!));
+  }
+
+  findRunningByName(name: string): Task | undefined {
+    for (const t of this.tasks.values()) if (t.running && t.name === name) return t;
+    return undefined;
+  }
+
+  private scheduleExpiry(task: Task): void {
+    const id = task.id!;
+    const timer = setTimeout(() => this.forget(id), this.options.taskTtlMs);
+    timer.unref?.();
+    this.expiryTimers.set(id, timer);
+  }
+
+  private enforceFinishedCap(): void {
+    const finished = this.list().filter((t) => !t.running);
+    const excess = finished.length - this.options.maxFinishedTasks;
+    if (excess <= 0) return;
+    finished.sort((a, b) => a.endedAtMs! - b.endedAtMs!);
+    for (const t of finished.slice(0, excess)) this.forget(t.id!);
+  }
+
+  /** Drop a finished task and its log files. */
+  forget(id: string): void {
+    const task = this.tasks.get(id);
+    if (!task || task.running) return;
+    this.tasks.delete(id);
+    const timer = this.expiryTimers.get(id);
+    if (timer) clearTimeout(timer);
+    this.expiryTimers.delete(id);
+    task.removeLogs();
+  }
+
+  /** Terminate every running task's process group (TERM → grace → KILL), in parallel. */
+  async shutdown(): Promise<void> {
+    this.closed = true;
+    const running = [...this.tasks.values(), ...this.foreground].filter((t) => t.running);
+    await Promise.all(running.map((t) => t.kill()));
+    for (const timer of this.expiryTimers.values()) clearTimeout(timer);
+  }
+}
+
+function idNumber(id: string): number {
+  return Number(id.slice(id.lastIndexOf("-") + 1));
+}

@@ -1,0 +1,118 @@
+import { closeSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+
+/**
+ * Append-only log file holding a stream's complete output. It never stops or blocks the
+ * task: hitting the size cap or a disk error only stops spooling and records why.
+ * Spooling can start late (`startAfter` bytes) so that short foreground output never
+ * touches the disk; the bytes before that point come from the in-memory buffer.
+ */
+export class Spool {
+  private fd: number | null = null;
+  /** Bytes written to the file. */
+  written = 0;
+  error: string | null = null;
+  private started = false;
+
+  constructor(
+    readonly path: string,
+    private readonly maxBytes: number,
+    private readonly startAfter: number,
+  ) {}
+
+  /** Whether the file exists and holds output (possibly cut short by `error`). */
+  get active(): boolean {
+    return this.started && this.written > 0;
+  }
+
+  /** Whether every byte of the stream so far is in the file. */
+  get complete(): boolean {
+    return this.started && this.error === null;
+  }
+
+  /**
+   * Called after `total` bytes (this chunk included) have been produced. `earlier` gives
+   * the bytes produced before this chunk when spooling starts late.
+   */
+  append(chunk: Uint8Array, total: number, earlier: () => Uint8Array | null): void {
+    if (this.error !== null) return;
+    if (!this.started) {
+      if (total <= this.startAfter) return;
+      this.started = true;
+      try {
+        mkdirSync(dirname(this.path), { recursive: true });
+        this.fd = openSync(this.path, "a", 0o600);
+      } catch (e) {
+        this.fail(`cannot create spool file ${this.path}: ${(e as Error).message}`);
+        return;
+      }
+      const before = total - chunk.byteLength > 0 ? earlier() : new Uint8Array(0);
+      if (before === null) {
+        this.fail("output before spooling started is no longer in memory");
+        return;
+      }
+      this.write(before);
+    }
+    this.write(chunk);
+  }
+
+  private write(bytes: Uint8Array): void {
+    if (this.fd === null || this.error !== null || bytes.byteLength === 0) return;
+    let data = bytes;
+    if (this.written + data.byteLength > this.maxBytes) {
+      data = data.subarray(0, this.maxBytes - this.written);
+    }
+    try {
+      let off = 0;
+      while (off < data.byteLength) off += writeSync(this.fd, data, off, data.byteLength - off);
+      this.written += data.byteLength;
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      this.fail(
+        err.code === "ENOSPC"
+          ? `spooling stopped at ${this.written} bytes: no space left on device (${this.path})`
+          : `spooling stopped at ${this.written} bytes: ${err.message}`,
+      );
+      return;
+    }
+    if (data.byteLength < bytes.byteLength) {
+      this.fail(`spooling stopped at ${this.written} bytes: max_log_bytes (${this.maxBytes}) reached`);
+    }
+  }
+
+  private fail(message: string): void {
+    this.error = message;
+    this.close();
+  }
+
+  /** Bytes [start, end) from the file, or null when the file does not hold them. */
+  read(start: number, end: number): Uint8Array | null {
+    if (!this.started || end > this.written) return null;
+    let fd: number;
+    try {
+      fd = openSync(this.path, "r");
+    } catch {
+      return null;
+    }
+    try {
+      const out = new Uint8Array(end - start);
+      let got = 0;
+      while (got < out.byteLength) {
+        const n = readSync(fd, out, got, out.byteLength - got, start + got);
+        if (n === 0) break;
+        got += n;
+      }
+      return got === out.byteLength ? out : null;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  close(): void {
+    if (this.fd === null) return;
+    try {
+      closeSync(this.fd);
+    } catch {}
+    this.fd = null;
+  }
+}

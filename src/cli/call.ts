@@ -1,0 +1,38 @@
+import { ToolHost } from "../host/tool-host.ts";
+import { isErrorResult } from "../tools/errors.ts";
+import { hostOptions, parseHostFlags } from "./host-options.ts";
+import { askYesNo } from "./prompt.ts";
+import { UsageError } from "./usage.ts";
+
+/** `agent-shell call TOOL [JSON|-]`: one in-process tool call, result JSON on stdout. */
+export async function callCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseHostFlags(argv);
+  const [tool, json, ...extra] = positionals;
+  if (!tool) throw new UsageError("call needs a tool name: agent-shell call TOOL [JSON|-]");
+  if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(" ")} (quote the JSON as one argument)`);
+  const text = json === "-" ? await Bun.stdin.text() : (json ?? "{}");
+  let args: unknown;
+  try {
+    args = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`the arguments are not valid JSON: ${(e as Error).message}`);
+  }
+  const host = new ToolHost({
+    ...hostOptions(values),
+    confirmationPolicy: {
+      kind: "ask",
+      ask: async (command) => values.yes === true || (process.stdin.isTTY === true && (await askYesNo(command))),
+    },
+  });
+  const interrupted = new AbortController();
+  const onSignal = () => interrupted.abort();
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    const result = await host.call(tool, args, { signal: interrupted.signal });
+    process.stdout.write(JSON.stringify(result, null, 2) + "\n");
+    return isErrorResult(result) ? 1 : 0;
+  } finally {
+    await host.close();
+  }
+}

@@ -1,0 +1,16 @@
+import { ToolHost } from "../host/tool-host.ts";
+import { serveStdio } from "../mcp/server.ts";
+import { hostOptions, parseHostFlags } from "./host-options.ts";
+import { HELP, UsageError } from "./usage.ts";
+
+/** `agent-shell mcp`: serve the tools on stdio until stdin closes. */
+export async function mcpCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseHostFlags(argv);
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (positionals.length) throw new UsageError(`mcp takes no arguments, got: ${positionals.join(" ")}`);
+  const host = new ToolHost(hostOptions(values));
+  return serveStdio(host);
+}

@@ -1,0 +1,113 @@
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
+import { z } from "zod";
+import { Launcher } from "../background/launcher.ts";
+import { Registry } from "../background/registry.ts";
+import { defaultStateDir, OwnerFolder } from "../background/state-dir.ts";
+import { type Config, ConfigSchema } from "../config/schema.ts";
+import { LocalPipesRuntime } from "../runtime/local-pipes.ts";
+import { PendingConfirmations } from "../safety/confirmations.ts";
+import { canonicalRoot } from "../safety/paths.ts";
+import { errorResult, invalidArguments, ToolError, type ToolResult } from "../tools/errors.ts";
+import { TOOLS } from "../tools/index.ts";
+import type { ConfirmationPolicy, ToolContext, ToolDefinition } from "../tools/types.ts";
+
+export interface ToolInfo {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface HostOptions {
+  /** Working directory of the tools. (default: process.cwd()) */
+  cwd?: string;
+  /** Effective configuration (already merged from file, env and flags). */
+  config?: Partial<Config>;
+  confirmationPolicy?: ConfirmationPolicy;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  progress?: (progress: number, message: string) => void;
+}
+
+/**
+ * Configuration + registry + runtimes + tools: the one core behind the MCP server, the
+ * CLI and the library. None of those faces re-implements a tool.
+ */
+export class ToolHost {
+  readonly config: Config;
+  readonly cwd: string;
+  readonly registry: Registry;
+  private readonly owner: OwnerFolder;
+  private readonly launcher: Launcher;
+  private readonly base: Omit<ToolContext, "signal" | "progress">;
+  private readonly shutdown = new AbortController();
+  private readonly byName = new Map<string, ToolDefinition>(TOOLS.map((t) => [t.name, t]));
+  private closing: Promise<void> | null = null;
+
+  constructor(options: HostOptions = {}) {
+    this.config = ConfigSchema.parse(options.config ?? {});
+    this.cwd = realpathSync(resolve(options.cwd ?? process.cwd()));
+    const allowedRoots = [this.cwd, ...this.config.allowed_paths.map((p) => canonicalRoot(resolve(this.cwd, expandHome(p))))];
+    this.registry = new Registry({
+      taskTtlMs: this.config.task_ttl_seconds * 1000,
+      maxFinishedTasks: this.config.max_finished_tasks,
+    });
+    this.owner = OwnerFolder.private(this.config.state_dir ?? defaultStateDir());
+    this.launcher = new Launcher(this.registry, this.owner, this.config);
+    this.base = {
+      config: this.config,
+      cwd: this.cwd,
+      allowedRoots,
+      registry: this.registry,
+      launcher: this.launcher,
+      owner: this.owner,
+      runtime: new LocalPipesRuntime(),
+      confirmations: new PendingConfirmations(),
+      confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },
+    };
+  }
+
+  /** Names, descriptions and JSON Schemas (generated from the zod schemas). */
+  get tools(): ToolInfo[] {
+    return TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: jsonSchema(t.schema) }));
+  }
+
+  /** Runs a tool; always resolves to a result object (errors use the SPEC's error shape). */
+  async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolResult> {
+    const tool = this.byName.get(name);
+    if (!tool) {
+      return errorResult("INVALID_ARGUMENT", `Unknown tool '${name}'. Known tools: ${[...this.byName.keys()].join(", ")}`, { tool: name });
+    }
+    if (this.closing) return errorResult("IO_ERROR", "The server is shutting down", { tool: name });
+    const parsed = tool.schema.safeParse(args ?? {});
+    if (!parsed.success) return invalidArguments(name, parsed.error, args);
+    const signal = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
+    try {
+      return await tool.run(parsed.data, { ...this.base, signal, progress: options.progress });
+    } catch (e) {
+      if (e instanceof ToolError) return e.toResult();
+      return errorResult("IO_ERROR", `${name} failed: ${(e as Error).message}`, { tool: name });
+    }
+  }
+
+  /** Terminates everything still running (foreground and background) and removes private state. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.shutdown.abort();
+      await this.registry.shutdown();
+      this.owner.close();
+    })();
+    return this.closing;
+  }
+}
+
+function jsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  return rest;
+}
+
+function expandHome(p: string): string {
+  return p === "~" || p.startsWith("~/") ? (process.env.HOME ?? "") + p.slice(1) : p;
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bun
+/** Entry point of the `agent-shell` executable. Heavy modules load lazily per verb. */
+import { HELP, UsageError } from "./cli/usage.ts";
+import { VERSION } from "./version.ts";
+
+async function main(argv: string[]): Promise<number> {
+  const [verb, ...rest] = argv;
+  switch (verb) {
+    case "--version":
+    case "-V":
+    case "version":
+      process.stdout.write(`agent-shell ${VERSION}\n`);
+      return 0;
+    case undefined:
+    case "--help":
+    case "-h":
+    case "help":
+      process.stdout.write(HELP);
+      return verb === undefined ? 2 : 0;
+    case "mcp": {
+      const { mcpCommand } = await import("./cli/mcp.ts");
+      return mcpCommand(rest);
+    }
+    case "call": {
+      const { callCommand } = await import("./cli/call.ts");
+      return callCommand(rest);
+    }
+    default:
+      throw new UsageError(`unknown command '${verb}'. Run 'agent-shell --help' for the list of commands.`);
+  }
+}
+
+try {
+  const code = await main(process.argv.slice(2));
+  process.exit(code);
+} catch (e) {
+  if (e instanceof UsageError) {
+    process.stderr.write(`agent-shell: ${e.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`agent-shell: ${(e as Error).stack ?? e}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,73 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolHost } from "../host/tool-host.ts";
+import { isErrorResult } from "../tools/errors.ts";
+import { VERSION } from "../version.ts";
+
+/** An MCP server over a ToolHost: tools/list, tools/call, cancellation, progress and notices. */
+export function createMcpServer(host: ToolHost): Server {
+  const server = new Server(
+    { name: "agent-shell", version: VERSION },
+    { capabilities: { tools: {}, logging: {} } },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: host.tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const token = request.params._meta?.progressToken;
+    const progress =
+      token === undefined
+        ? undefined
+        : (value: number, message: string) =>
+            void extra
+              .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: value, message } })
+              .catch(() => {});
+    const result = await host.call(request.params.name, request.params.arguments ?? {}, { signal: extra.signal, progress });
+    return {
+      content: [{ type: "text", text: JSON.stringify(result) }],
+      structuredContent: result,
+      isError: isErrorResult(result),
+    };
+  });
+  // Background task ends become log notices the client can act on.
+  host.registry.onTaskEnd((task) => {
+    void server
+      .sendLoggingMessage({
+        level: "info",
+        logger: "agent-shell",
+        data: {
+          event: "task_finished",
+          task_id: task.id,
+          status: task.status,
+          exit_code: task.exitCode ?? null,
+          ...(task.exit?.signal ? { signal: task.exit.signal } : {}),
+          duration_ms: task.durationMs,
+        },
+      })
+      .catch(() => {});
+  });
+  return server;
+}
+
+/**
+ * Serves MCP on stdio until stdin closes or SIGTERM/SIGINT arrives; then terminates every
+ * task (foreground and background) and exits.
+ */
+export async function serveStdio(host: ToolHost): Promise<never> {
+  const server = createMcpServer(host);
+  const transport: Transport = new StdioServerTransport();
+  let exiting = false;
+  const exit = async () => {
+    if (exiting) return;
+    exiting = true;
+    await host.close();
+    process.exit(0);
+  };
+  process.stdin.on("end", exit);
+  process.stdin.on("close", exit);
+  process.on("SIGTERM", exit);
+  process.on("SIGINT", exit);
+  process.on("SIGHUP", exit);
+  await server.connect(transport);
+  return new Promise<never>(() => {});
+}

@@ -1,0 +1,136 @@
+import { closeSync } from "node:fs";
+import type { ExitStatus, ProcessHandle, Runtime, SpawnSpec } from "./types.ts";
+import { createPipe } from "./pipes.ts";
+import { groupAlive, signalGroup } from "./process-group.ts";
+import { watchdog } from "./watchdog.ts";
+
+/**
+ * Local processes on real pipes. Every child leads its own session and process group
+ * (`detached: true` calls setsid), so it has no controlling terminal and the whole group
+ * can be signalled at once.
+ */
+export class LocalPipesRuntime implements Runtime {
+  async spawn(spec: SpawnSpec): Promise<ProcessHandle> {
+    return spawnLocalPipes(spec);
+  }
+}
+
+export function spawnLocalPipes(spec: SpawnSpec): ProcessHandle {
+  const fds: number[] = [];
+  try {
+    const [outR, outW] = createPipe();
+    fds.push(outR, outW);
+    const [errR, errW] = createPipe();
+    fds.push(errR, errW);
+    let stdinR: number | null = null;
+    let stdinW: number | null = null;
+    if (spec.stdin !== null) {
+      [stdinR, stdinW] = createPipe();
+      fds.push(stdinR, stdinW);
+    }
+    const proc = Bun.spawn(["bash", "-c", spec.command], {
+      cwd: spec.cwd,
+      env: spec.env,
+      stdin: stdinR ?? "ignore",
+      stdout: outW,
+      stderr: errW,
+      detached: true,
+    });
+    // The child has its copies; ours must go or EOF never comes.
+    for (const fd of [outW, errW, stdinR]) if (fd !== null) closeSync(fd);
+    watchdog().track(proc.pid);
+    const handle = new LocalPipesHandle(proc, outR, errR, stdinW);
+    if (spec.stdin !== null && spec.stdin !== "pipe") {
+      const text = spec.stdin.text;
+      void handle.write(text).finally(() => handle.closeStdin());
+    }
+    return handle;
+  } catch (e) {
+    for (const fd of fds) {
+      try {
+        closeSync(fd);
+      } catch {}
+    }
+    throw e;
+  }
+}
+
+class LocalPipesHandle implements ProcessHandle {
+  readonly pid: number;
+  readonly pgid: number;
+  readonly tty = false;
+  readonly stdout: ReadableStream<Uint8Array>;
+  readonly stderr: ReadableStream<Uint8Array>;
+  readonly exited: Promise<ExitStatus>;
+  private stdinSink: ReturnType<ReturnType<typeof Bun.file>["writer"]> | null = null;
+  private disposed = false;
+
+  constructor(
+    private proc: Bun.Subprocess,
+    private outFd: number,
+    private errFd: number,
+    private stdinFd: number | null,
+  ) {
+    this.pid = proc.pid;
+    this.pgid = proc.pid;
+    this.stdout = Bun.file(outFd).stream();
+    this.stderr = Bun.file(errFd).stream();
+    this.exited = proc.exited.then(() => ({
+      code: proc.signalCode ? null : proc.exitCode,
+      signal: proc.signalCode ?? null,
+    }));
+    if (stdinFd !== null) this.stdinSink = Bun.file(stdinFd).writer();
+  }
+
+  get stdinOpen() {
+    return this.stdinFd !== null;
+  }
+
+  async write(bytes: Uint8Array | string): Promise<number> {
+    if (!this.stdinSink) throw new Error("stdin is closed");
+    const n = typeof bytes === "string" ? Buffer.byteLength(bytes) : bytes.byteLength;
+    try {
+      this.stdinSink.write(bytes);
+      await this.stdinSink.flush();
+    } catch {
+      /* the reader went away (EPIPE): the child no longer reads stdin */
+    }
+    return n;
+  }
+
+  closeStdin(): void {
+    if (this.stdinFd === null) return;
+    try {
+      this.stdinSink?.end();
+    } catch {}
+    try {
+      closeSync(this.stdinFd);
+    } catch {}
+    this.stdinSink = null;
+    this.stdinFd = null;
+  }
+
+  resize(): void {
+    /* pipes have no size */
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    signalGroup(this.pgid, signal);
+  }
+
+  async groupAlive(): Promise<boolean> {
+    return groupAlive(this.pgid);
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.closeStdin();
+    for (const fd of [this.outFd, this.errFd]) {
+      try {
+        closeSync(fd);
+      } catch {}
+    }
+    watchdog().untrack(this.pgid);
+  }
+}

@@ -1,0 +1,79 @@
+import { readdirSync, readFileSync } from "node:fs";
+
+/**
+ * Process-group and session liveness and signalling on Linux via /proc.
+ * `kill(-pgid, 0)` also succeeds on zombies (PID 1 reaps lazily here), so liveness reads
+ * the state field of /proc/<pid>/stat instead. A PTY shell puts each job in its own
+ * process group, so members are found by session id as well as by group id.
+ */
+
+interface ProcStat {
+  pid: number;
+  state: string;
+  pgrp: number;
+  session: number;
+}
+
+function readStat(pid: string): ProcStat | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "latin1");
+    // comm may contain spaces and parentheses: the fields start after the last ')'.
+    const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    return { pid: Number(pid), state: rest[0]!, pgrp: Number(rest[2]), session: Number(rest[3]) };
+  } catch {
+    return null;
+  }
+}
+
+/** Live (non-zombie) processes whose process group or session is `leader`. */
+export function liveMembers(leader: number): ProcStat[] {
+  if (!quickGroupCheck(leader)) return [];
+  const members: ProcStat[] = [];
+  for (const entry of readdirSync("/proc")) {
+    const c = entry.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    const st = readStat(entry);
+    if (st && (st.pgrp === leader || st.session === leader) && st.state !== "Z" && st.state !== "X") {
+      members.push(st);
+    }
+  }
+  return members;
+}
+
+/**
+ * Cheap pre-check: if neither the group nor the leader exists at all, nothing can be
+ * left (a session's other groups need a living leader or a group of the same id…
+ * except jobs of a PTY shell, which we also catch by scanning when the leader is alive).
+ */
+function quickGroupCheck(leader: number): boolean {
+  try {
+    process.kill(-leader, 0);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EPERM") return true;
+  }
+  try {
+    process.kill(leader, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Whether anything of the group/session `leader` is still alive. */
+export function groupAlive(leader: number): boolean {
+  return liveMembers(leader).length > 0;
+}
+
+/** Send `signal` to the group `leader` and to every process group found in its session. */
+export function signalGroup(leader: number, signal: NodeJS.Signals): void {
+  const groups = new Set<number>([leader]);
+  for (const m of liveMembers(leader)) groups.add(m.pgrp);
+  for (const g of groups) {
+    try {
+      process.kill(-g, signal);
+    } catch {
+      /* already gone */
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The one seam every runtime implements. Nothing above this layer knows whether a
+ * process is local or remote, piped or on a terminal.
+ */
+
+export interface SpawnSpec {
+  /** Run with `bash -c`. */
+  command: string;
+  cwd: string;
+  /** The complete environment of the child (the caller merges inherited + overrides). */
+  env: Record<string, string>;
+  /**
+   * `null`: stdin is /dev/null. `"pipe"`: a writable stdin the caller may write and close.
+   * A string: fed to the command, then closed.
+   */
+  stdin: null | "pipe" | { text: string };
+  /** Run under a pseudo-terminal of this size; stdout and stderr arrive merged on stdout. */
+  tty?: { cols: number; rows: number };
+}
+
+export interface ExitStatus {
+  /** Exit code, or null when a signal ended the process. */
+  code: number | null;
+  /** Signal name such as "SIGTERM" when a signal ended the process. */
+  signal: string | null;
+}
+
+export interface ProcessHandle {
+  readonly pid: number;
+  /** Process group (and session) id; the leader's pid for local runtimes. */
+  readonly pgid: number;
+  readonly stdout: ReadableStream<Uint8Array>;
+  /** Null when stderr is merged into stdout (PTY). */
+  readonly stderr: ReadableStream<Uint8Array> | null;
+  readonly tty: boolean;
+  /** Resolves when the leader has exited (its output may still be draining). */
+  readonly exited: Promise<ExitStatus>;
+  /** Whether stdin can still be written. */
+  readonly stdinOpen: boolean;
+  write(bytes: Uint8Array | string): Promise<number>;
+  closeStdin(): void;
+  resize(cols: number, rows: number): void;
+  /** Signal the whole process group (and session). */
+  signal(signal: NodeJS.Signals): void;
+  /** Whether any process of the group/session is still alive (zombies excluded). */
+  groupAlive(): Promise<boolean>;
+  /** Release OS resources (fds, terminals) once the output has been drained or abandoned. */
+  dispose(): void;
+}
+
+export interface Runtime {
+  /** Throws a ToolError-compatible Error (code IO_ERROR) when the process cannot start. */
+  spawn(spec: SpawnSpec): Promise<ProcessHandle>;
+}

@@ -1,0 +1,65 @@
+/**
+ * Guarantees no orphans when the host process dies without cleaning up (SIGKILL, crash).
+ * One small bash process per host, in its own session, reads `add <id>` / `del <id>` lines
+ * on a pipe from the host. Children never inherit that pipe, so it reaches EOF exactly
+ * when the host dies; the watchdog then SIGKILLs every process group it was told about and
+ * every process in those sessions (a PTY shell puts its jobs in groups of their own).
+ */
+const SCRIPT = [
+  "declare -A ids",
+  "while IFS=' ' read -r op id; do",
+  "  case \"$op\" in",
+  "    add) ids[$id]=1 ;;",
+  "    del) unset \"ids[$id]\" ;;",
+  "  esac",
+  "done",
+  "[ \"${#ids[@]}\" -eq 0 ] && exit 0",
+  "for id in \"${!ids[@]}\"; do kill -KILL -- \"-$id\" 2>/dev/null; done",
+  "for stat in /proc/[0-9]*/stat; do",
+  "  read -r line < \"$stat\" 2>/dev/null || continue",
+  "  rest=${line##*) }",
+  "  set -- $rest",
+  "  if [ -n \"${ids[$3]:-}\" ] || [ -n \"${ids[$4]:-}\" ]; then",
+  "    pid=${stat#/proc/}; kill -KILL \"${pid%/stat}\" 2>/dev/null",
+  "  fi",
+  "done",
+  "exit 0",
+].join("\n");
+
+export interface Watchdog {
+  track(pgid: number): void;
+  untrack(pgid: number): void;
+  /** The watchdog's own pid (tests use it to simulate a whole-tree SIGKILL). */
+  readonly pid: number;
+}
+
+let instance: Watchdog | null = null;
+
+export function watchdog(): Watchdog {
+  instance ??= startWatchdog();
+  return instance;
+}
+
+function startWatchdog(): Watchdog {
+  const proc = Bun.spawn(["bash", "--noprofile", "--norc", "-c", SCRIPT, "agent-shell-watchdog"], {
+    stdin: "pipe",
+    stdout: "ignore",
+    stderr: "ignore",
+    detached: true,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" },
+  });
+  proc.unref();
+  const send = (line: string) => {
+    try {
+      proc.stdin.write(line);
+      proc.stdin.flush();
+    } catch {
+      /* the watchdog died: nothing more we can do from here */
+    }
+  };
+  return {
+    pid: proc.pid,
+    track: (pgid) => send(`add ${pgid}\n`),
+    untrack: (pgid) => send(`del ${pgid}\n`),
+  };
+}

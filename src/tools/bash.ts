@@ -1,0 +1,103 @@
+import { z } from "zod";
+import { awaitForeground } from "../background/foreground.ts";
+import { childEnv } from "../runtime/env.ts";
+import { guardCommand } from "./command-guard.ts";
+import { errorResult, ToolError } from "./errors.ts";
+import { exitFields, foregroundOutput } from "./output-fields.ts";
+import { defineTool } from "./types.ts";
+
+const schema = z
+  .object({
+    command: z.string().min(1, "must be a non-empty string").describe("The bash command to run with `bash -c` (e.g. 'npm test', 'git status')."),
+    description: z.string().optional().describe("Short human-readable description of what the command does; echoed back in results."),
+    timeout_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Foreground time limit in seconds; on expiry the command's whole process group is terminated. (default: config timeout_seconds, 120)"),
+    confirmed: z
+      .boolean()
+      .optional()
+      .describe("Set to true only after the user explicitly approved a command that returned needs_confirmation; the command must be byte-for-byte the same. (default: false)"),
+    working_directory: z
+      .string()
+      .optional()
+      .describe("Directory to run in; relative paths resolve against the server's cwd; must be inside the allowed paths. (default: the server's cwd)"),
+    run_in_background: z
+      .boolean()
+      .optional()
+      .describe("Return at once with a task_id; read it with task_output, stop it with kill_shell. (default: false)"),
+    env: z.record(z.string(), z.string()).optional().describe("Environment variables added to the inherited environment. (default: none)"),
+    stdin: z.string().optional().describe("Text fed to the command's stdin, which is then closed. (default: stdin is /dev/null)"),
+  })
+  .strict();
+
+export const bashTool = defineTool({
+  name: "bash",
+  description:
+    "Execute a bash command and return its output. Use for builds, tests, git and other shell commands. " +
+    "Each command runs in its own process group with stdin from /dev/null and no terminal (programs that would prompt fail at once); " +
+    "a foreground command is killed with everything it started when it times out. Long output keeps its head and tail around a " +
+    "'[... truncated, N bytes total ...]' line. Destructive commands (rm, mv, sudo, git push --force, …) first return " +
+    "needs_confirmation; a few (rm -rf /, mkfs, …) are always refused. " +
+    "Returns: {command, exit_code, stdout, stderr, success, duration_ms, description?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?} " +
+    "in the foreground; {command, task_id, status, pid, description?} with run_in_background; {needs_confirmation, command, message, description?} for a command that needs approval.",
+  schema,
+  async run(args, ctx) {
+    const guard = await guardCommand(ctx, args, { checkPath: true });
+    if ("result" in guard) return guard.result;
+    const background = args.run_in_background === true;
+    const spec = {
+      command: args.command,
+      cwd: guard.cwd,
+      env: childEnv(args.env),
+      stdin: args.stdin !== undefined ? { text: args.stdin } : null,
+    } as const;
+    let task;
+    try {
+      task = await ctx.launcher.launch({
+        kind: "bash",
+        command: args.command,
+        description: args.description,
+        spec,
+        runtime: ctx.runtime,
+        background,
+      });
+    } catch (e) {
+      if (e instanceof ToolError) return e.toResult();
+      return errorResult("IO_ERROR", `Failed to start the command: ${(e as Error).message}`, { command: args.command });
+    }
+    const described = args.description !== undefined ? { description: args.description } : {};
+    if (background) {
+      return { command: args.command, task_id: task.id, status: "running", ...described, pid: task.pid };
+    }
+    const timeoutSeconds = args.timeout_seconds ?? ctx.config.timeout_seconds;
+    const outcome = await awaitForeground(task, { timeoutMs: timeoutSeconds * 1000, signal: ctx.signal });
+    const output = foregroundOutput(task, ctx.config.max_output_bytes);
+    if (outcome === "timeout") {
+      return errorResult("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, {
+        command: args.command,
+        description: args.description ?? null,
+        timeout_seconds: timeoutSeconds,
+        ...output,
+      });
+    }
+    if (outcome === "aborted") {
+      return errorResult("IO_ERROR", "Command cancelled: the request was cancelled or the server is shutting down", {
+        command: args.command,
+        ...output,
+      });
+    }
+    const exit = exitFields(task);
+    return {
+      command: args.command,
+      exit_code: exit.exit_code,
+      ...output,
+      success: exit.exit_code === 0,
+      ...(exit.signal ? { signal: exit.signal } : {}),
+      ...described,
+      duration_ms: task.durationMs,
+    };
+  },
+});

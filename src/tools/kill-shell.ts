@@ -1,0 +1,30 @@
+import { z } from "zod";
+import { Task } from "../background/task.ts";
+import { exitFields } from "./output-fields.ts";
+import { findTask, identity } from "./task-fields.ts";
+import { defineTool } from "./types.ts";
+
+const schema = z
+  .object({
+    task_id: z.string().min(1).describe("The id of the task to kill (e.g. 'bg-1')."),
+  })
+  .strict();
+
+export const killShellTool = defineTool({
+  name: "kill_shell",
+  description:
+    "Kill a background task (bash or subagent): its whole process group gets SIGTERM, then SIGKILL after a grace period; " +
+    "the call returns once every process of the group is gone. The task stays readable with task_output (status 'killed'). " +
+    "Returns: {task_id, task_type, status: 'killed'|'already_completed', success, exit_code?}",
+  schema,
+  async run(args, ctx) {
+    const task = findTask(ctx, args.task_id);
+    if (!(task instanceof Task)) return task;
+    if (task.running) {
+      await task.kill();
+      await task.ended;
+      if (task.status === "killed") return { ...identity(task), status: "killed", success: true };
+    }
+    return { ...identity(task), status: "already_completed", success: true, ...exitFields(task) };
+  },
+});

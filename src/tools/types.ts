@@ -1,0 +1,41 @@
+import type { z } from "zod";
+import type { Launcher } from "../background/launcher.ts";
+import type { Registry } from "../background/registry.ts";
+import type { OwnerFolder } from "../background/state-dir.ts";
+import type { Config } from "../config/schema.ts";
+import type { Runtime } from "../runtime/types.ts";
+import type { PendingConfirmations } from "../safety/confirmations.ts";
+import type { ToolResult } from "./errors.ts";
+
+/** How a caution command gets approved: the MCP two-step flow, or a prompt/flag in the CLI. */
+export type ConfirmationPolicy = { kind: "pending" } | { kind: "ask"; ask: (command: string) => Promise<boolean> };
+
+/** What a tool may use: the shared mechanisms of one ToolHost. */
+export interface ToolContext {
+  config: Config;
+  /** The server's working directory (canonical). */
+  cwd: string;
+  /** Canonical allowed roots: cwd plus --allow / allowed_paths. */
+  allowedRoots: string[];
+  registry: Registry;
+  launcher: Launcher;
+  owner: OwnerFolder;
+  runtime: Runtime;
+  confirmations: PendingConfirmations;
+  confirmationPolicy: ConfirmationPolicy;
+  /** Aborted when the caller goes away (MCP cancellation, shutdown). */
+  signal: AbortSignal;
+  /** Present when the caller asked for progress notifications. */
+  progress?: (progress: number, message: string) => void;
+}
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  schema: S;
+  run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+export function defineTool<S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition<S> {
+  return tool;
+}
