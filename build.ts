@@ -1,7 +1,8 @@
 /** Compiles the single executable `dist/agent-shell` for the host platform. */
 import { $ } from "bun";
 
-const outfile = "dist/agent-shell";
+// AGENT_SHELL_BINARY lets parallel work trees build without clobbering each other.
+const outfile = process.env.AGENT_SHELL_BINARY ?? "dist/agent-shell";
 await $`rm -f ${outfile}`;
 const result = await Bun.build({
   entrypoints: ["src/main.ts"],

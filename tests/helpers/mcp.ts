@@ -5,7 +5,8 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
-export const BINARY = resolve(import.meta.dir, "../../dist/agent-shell");
+/** The compiled binary under test (`AGENT_SHELL_BINARY` overrides, as for build.ts). */
+export const BINARY = process.env.AGENT_SHELL_BINARY ?? resolve(import.meta.dir, "../../dist/agent-shell");
 
 export interface McpSession {
   client: Client;
