@@ -25,7 +25,8 @@ export function parseHostFlags(argv: string[]) {
 }
 
 export function hostOptions(values: HostFlags): HostOptions {
-  const config: NonNullable<HostOptions["config"]> = {};
+  // Interim: the file's tables (e.g. [hosts.NAME]) until the full TOML/env loader lands.
+  const config: NonNullable<HostOptions["config"]> = values.config ? readConfigFile(values.config) : {};
   if (values.timeout !== undefined) {
     const n = Number(values.timeout);
     if (!Number.isInteger(n) || n < 1) throw new UsageError(`--timeout must be a whole number of seconds ≥ 1, got '${values.timeout}'`);
@@ -34,4 +35,12 @@ export function hostOptions(values: HostFlags): HostOptions {
   if (values.allow) config.allowed_paths = values.allow;
   if (values["state-dir"]) config.state_dir = values["state-dir"];
   return { cwd: values.cwd, config };
+}
+
+function readConfigFile(path: string): NonNullable<HostOptions["config"]> {
+  try {
+    return Bun.TOML.parse(require("node:fs").readFileSync(path, "utf8")) as NonNullable<HostOptions["config"]>;
+  } catch (e) {
+    throw new UsageError(`cannot read config file ${path}: ${(e as Error).message}`);
+  }
 }

@@ -6,11 +6,13 @@ import { Registry } from "../background/registry.ts";
 import { defaultStateDir, OwnerFolder } from "../background/state-dir.ts";
 import { type Config, ConfigSchema } from "../config/schema.ts";
 import { LocalPipesRuntime } from "../runtime/local-pipes.ts";
+import { SshHosts } from "../runtime/ssh/runtime.ts";
 import { PendingConfirmations } from "../safety/confirmations.ts";
 import { canonicalRoot } from "../safety/paths.ts";
 import { errorResult, invalidArguments, ToolError, type ToolResult } from "../tools/errors.ts";
 import { TOOLS } from "../tools/index.ts";
 import type { ConfirmationPolicy, ToolContext, ToolDefinition } from "../tools/types.ts";
+import type { Runtime } from "../runtime/types.ts";
 
 export interface ToolInfo {
   name: string;
@@ -41,6 +43,7 @@ export class ToolHost {
   readonly registry: Registry;
   private readonly owner: OwnerFolder;
   private readonly launcher: Launcher;
+  private readonly sshHosts: SshHosts;
   private readonly base: Omit<ToolContext, "signal" | "progress">;
   private readonly shutdown = new AbortController();
   private readonly byName = new Map<string, ToolDefinition>(TOOLS.map((t) => [t.name, t]));
@@ -56,6 +59,7 @@ export class ToolHost {
     });
     this.owner = OwnerFolder.private(this.config.state_dir ?? defaultStateDir());
     this.launcher = new Launcher(this.registry, this.owner, this.config);
+    this.sshHosts = new SshHosts(this.config.hosts);
     this.base = {
       config: this.config,
       cwd: this.cwd,
@@ -64,6 +68,7 @@ export class ToolHost {
       launcher: this.launcher,
       owner: this.owner,
       runtime: new LocalPipesRuntime(),
+      runtimeFor: (host) => this.remoteRuntime(host),
       confirmations: new PendingConfirmations(),
       confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },
     };
@@ -92,11 +97,26 @@ export class ToolHost {
     }
   }
 
+  private remoteRuntime(host: string): Runtime {
+    const runtime = this.sshHosts.runtime(host);
+    if (runtime) return runtime;
+    const known = this.sshHosts.names;
+    throw new ToolError(
+      "INVALID_ARGUMENT",
+      `Invalid arguments for bash: host: unknown host '${host}'. ` +
+        (known.length ? `Known hosts: ${known.join(", ")}` : "No hosts are configured (add a [hosts.NAME] table to the config file)"),
+      { host, known_hosts: known },
+    );
+  }
+
   /** Terminates everything still running (foreground and background) and removes private state. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.shutdown.abort();
       await this.registry.shutdown();
+      // Killed remote tasks still remove their remote files over the pool: let them.
+      if (this.sshHosts.active) await Promise.race([Promise.all(this.registry.list().map((t) => t.ended)), Bun.sleep(3000)]);
+      await this.sshHosts.close();
       this.owner.close();
     })();
     return this.closing;

@@ -11,3 +11,8 @@ export function childEnv(overrides: Record<string, string> = {}, extra: Record<s
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   return Object.assign(env, NON_INTERACTIVE, extra, overrides);
 }
+
+/** A remote child's additions to its own (remote) environment: the defaults, then the overrides. */
+export function remoteEnv(overrides: Record<string, string> = {}): Record<string, string> {
+  return { ...NON_INTERACTIVE, ...overrides };
+}

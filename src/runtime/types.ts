@@ -16,6 +16,8 @@ export interface SpawnSpec {
   stdin: null | "pipe" | { text: string };
   /** Run under a pseudo-terminal of this size; stdout and stderr arrive merged on stdout. */
   tty?: { cols: number; rows: number };
+  /** Background work that should outlive the runtime's connection (remote runtimes run it detached). */
+  durable?: boolean;
 }
 
 export interface ExitStatus {
@@ -23,6 +25,8 @@ export interface ExitStatus {
   code: number | null;
   /** Signal name such as "SIGTERM" when a signal ended the process. */
   signal: string | null;
+  /** Set when the runtime lost its hold on the process (e.g. its remote files are gone): the reason. */
+  lost?: string;
 }
 
 export interface ProcessHandle {

@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { awaitForeground } from "../background/foreground.ts";
-import { childEnv } from "../runtime/env.ts";
+import { childEnv, remoteEnv } from "../runtime/env.ts";
 import { guardCommand } from "./command-guard.ts";
 import { errorResult, ToolError } from "./errors.ts";
 import { exitFields, foregroundOutput } from "./output-fields.ts";
+import { remoteTarget, runtimeErrorResult } from "./remote.ts";
 import { defineTool } from "./types.ts";
 
 const schema = z
@@ -30,6 +31,13 @@ const schema = z
       .describe("Return at once with a task_id; read it with task_output, stop it with kill_shell. (default: false)"),
     env: z.record(z.string(), z.string()).optional().describe("Environment variables added to the inherited environment. (default: none)"),
     stdin: z.string().optional().describe("Text fed to the command's stdin, which is then closed. (default: stdin is /dev/null)"),
+    host: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Name of a configured SSH host ([hosts.NAME] in the config) to run the command on; working_directory is then a path on that host (default there: the remote home) and the local allowed paths do not apply. (default: run locally)",
+      ),
   })
   .strict();
 
@@ -45,14 +53,17 @@ export const bashTool = defineTool({
     "in the foreground; {command, task_id, status, pid, description?} with run_in_background; {needs_confirmation, command, message, description?} for a command that needs approval.",
   schema,
   async run(args, ctx) {
-    const guard = await guardCommand(ctx, args, { checkPath: true });
+    const remote = args.host !== undefined ? remoteTarget(ctx, args.host, args.working_directory, { command: args.command }) : null;
+    if (remote && "result" in remote) return remote.result;
+    const guard = await guardCommand(ctx, args, { checkPath: !remote });
     if ("result" in guard) return guard.result;
     const background = args.run_in_background === true;
     const spec = {
       command: args.command,
-      cwd: guard.cwd,
-      env: childEnv(args.env),
+      cwd: remote ? remote.cwd : guard.cwd,
+      env: remote ? remoteEnv(args.env) : childEnv(args.env),
       stdin: args.stdin !== undefined ? { text: args.stdin } : null,
+      durable: background,
     } as const;
     let task;
     try {
@@ -60,12 +71,15 @@ export const bashTool = defineTool({
         kind: "bash",
         command: args.command,
         description: args.description,
+        host: args.host,
         spec,
-        runtime: ctx.runtime,
+        runtime: remote ? remote.runtime : ctx.runtime,
         background,
       });
     } catch (e) {
       if (e instanceof ToolError) return e.toResult();
+      const failed = runtimeErrorResult(e, { command: args.command });
+      if (failed) return failed;
       return errorResult("IO_ERROR", `Failed to start the command: ${(e as Error).message}`, { command: args.command });
     }
     const described = args.description !== undefined ? { description: args.description } : {};
@@ -89,6 +103,7 @@ export const bashTool = defineTool({
         ...output,
       });
     }
+    if (task.status === "lost") return errorResult("IO_ERROR", `Command lost: ${task.lostReason}`, { command: args.command, ...output });
     const exit = exitFields(task);
     return {
       command: args.command,

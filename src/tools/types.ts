@@ -21,6 +21,8 @@ export interface ToolContext {
   launcher: Launcher;
   owner: OwnerFolder;
   runtime: Runtime;
+  /** The runtime of a configured SSH host; throws INVALID_ARGUMENT (listing the known hosts) for an unknown name. */
+  runtimeFor(host: string): Runtime;
   confirmations: PendingConfirmations;
   confirmationPolicy: ConfirmationPolicy;
   /** Aborted when the caller goes away (MCP cancellation, shutdown). */

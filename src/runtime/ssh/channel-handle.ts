@@ -1,0 +1,188 @@
+import type { ClientChannel } from "ssh2";
+import type { ExitStatus, ProcessHandle } from "../types.ts";
+import type { SshConnection } from "./connection.ts";
+import { SshError } from "./errors.ts";
+import { aliveScript, signalScript } from "./scripts.ts";
+
+/**
+ * A remote command streamed directly on its own exec channel: foreground commands, tty
+ * sessions and commands whose stdin stays open. The first output line is `P<pgid>`
+ * (see scripts.ts); the rest is the command's output. Signals go through the control shell
+ * (`kill -- -PGID`), because sshd ignores channel signals for root logins.
+ * If the connection drops, the remote group is killed once the host is reachable again
+ * (a foreground command never outlives its call).
+ */
+export class ChannelHandle implements ProcessHandle {
+  readonly stdout: ReadableStream<Uint8Array>;
+  readonly stderr: ReadableStream<Uint8Array> | null;
+  readonly exited: Promise<ExitStatus>;
+  /** Resolves once the `P<pgid>` line has arrived. */
+  private readonly started: Promise<void>;
+  private stdoutCtl!: ReadableStreamDefaultController<Uint8Array>;
+  private stderrCtl: ReadableStreamDefaultController<Uint8Array> | null = null;
+  private stdinIsOpen: boolean;
+  private disposed = false;
+  private closed = false;
+  private pgidValue = 0;
+  /** stdout bytes before the `P<pgid>` line is complete. */
+  private head: Buffer | null = Buffer.alloc(0);
+
+  private constructor(
+    private conn: SshConnection,
+    private channel: ClientChannel,
+    readonly tty: boolean,
+    stdinOpen: boolean,
+    cwd: string,
+  ) {
+    this.stdinIsOpen = stdinOpen;
+    this.stdout = new ReadableStream({ start: (c) => void (this.stdoutCtl = c) });
+    this.stderr = tty ? null : new ReadableStream({ start: (c) => void (this.stderrCtl = c) });
+    let startedOk!: () => void;
+    let startFailed!: (e: Error) => void;
+    this.started = new Promise((resolve, reject) => ((startedOk = resolve), (startFailed = reject)));
+    // Every listener is attached at once: ssh2 may deliver data, exit and close in one burst.
+    channel.on("data", (d: Buffer) => {
+      if (this.head === null) return this.push(this.stdoutCtl, d);
+      this.head = Buffer.concat([this.head, d]);
+      const nl = this.head.indexOf(10);
+      if (nl < 0) return;
+      const line = this.head.subarray(0, nl).toString("latin1").replace(/\r$/, "");
+      const rest = this.head.subarray(nl + 1);
+      this.head = null;
+      const m = /^P(\d+)$/.exec(line);
+      if (line === "C") {
+        startFailed(new SshError("NOT_FOUND", `working_directory not found on host '${conn.name}': ${cwd}`, { host: conn.name, working_directory: cwd }));
+      } else if (!m) {
+        startFailed(
+          new SshError(
+            "IO_ERROR",
+            `Unexpected output from the remote shell on host '${conn.name}' before the command started (does a shell rc file print text?): ${JSON.stringify(line.slice(0, 200))}`,
+            { host: conn.name },
+          ),
+        );
+      } else {
+        this.pgidValue = Number(m[1]);
+        if (rest.byteLength) this.push(this.stdoutCtl, rest);
+        startedOk();
+      }
+    });
+    channel.stderr.on("data", (d: Buffer) => this.push(this.stderrCtl ?? this.stdoutCtl, d));
+    let exit: ExitStatus | null = null;
+    this.exited = new Promise((resolve) => {
+      channel.on("exit", (code: number | null, signal?: string) => {
+        exit = signal ? { code: null, signal: `SIG${signal.replace(/^SIG/, "")}` } : { code: code ?? null, signal: null };
+        resolve(exit);
+      });
+      channel.on("close", () => {
+        this.closed = true;
+        this.endStreams();
+        startFailed(new SshError("IO_ERROR", `The remote shell on host '${conn.name}' exited before starting the command`, { host: conn.name }));
+        // Closed without an exit status: the connection went away under a running command.
+        if (!exit) resolve({ code: null, signal: null, lost: `the SSH connection to host '${conn.name}' was lost` });
+      });
+    });
+  }
+
+  get pid(): number {
+    return this.pgidValue;
+  }
+
+  get pgid(): number {
+    return this.pgidValue;
+  }
+
+  /**
+   * Opens the channel and waits for the `P<pgid>` line. `stdin`: null closes it at once
+   * (like /dev/null), a string is written then closed, "pipe" keeps it open.
+   */
+  static async open(
+    conn: SshConnection,
+    script: string,
+    opts: { tty?: { cols: number; rows: number; term: string }; stdin: null | "pipe" | { text: string }; cwd: string },
+  ): Promise<ChannelHandle> {
+    const { channel } = await conn.exec(script, {
+      pty: opts.tty ? { cols: opts.tty.cols, rows: opts.tty.rows, term: opts.tty.term } : undefined,
+    });
+    const keepOpen = opts.stdin === "pipe" || !!opts.tty;
+    const handle = new ChannelHandle(conn, channel, !!opts.tty, keepOpen || opts.stdin !== null, opts.cwd);
+    if (opts.stdin !== null && opts.stdin !== "pipe") {
+      await handle.write(opts.stdin.text);
+      handle.closeStdin();
+    } else if (opts.stdin === null && !opts.tty) {
+      handle.closeStdin();
+    }
+    try {
+      await handle.started;
+    } catch (e) {
+      handle.dispose();
+      throw e;
+    }
+    return handle;
+  }
+
+  private push(ctl: ReadableStreamDefaultController<Uint8Array>, d: Buffer): void {
+    if (this.disposed) return;
+    try {
+      ctl.enqueue(new Uint8Array(d));
+    } catch {
+      /* the reader cancelled */
+    }
+  }
+
+  private endStreams(): void {
+    for (const c of [this.stdoutCtl, this.stderrCtl]) {
+      try {
+        c?.close();
+      } catch {}
+    }
+  }
+
+  get stdinOpen(): boolean {
+    return this.stdinIsOpen && !this.closed;
+  }
+
+  async write(bytes: Uint8Array | string): Promise<number> {
+    if (!this.stdinOpen) throw new Error("stdin is closed");
+    const n = typeof bytes === "string" ? Buffer.byteLength(bytes) : bytes.byteLength;
+    await new Promise<void>((resolve) => {
+      if (this.channel.write(bytes)) resolve();
+      else this.channel.once("drain", () => resolve());
+    });
+    return n;
+  }
+
+  closeStdin(): void {
+    if (!this.stdinIsOpen) return;
+    this.stdinIsOpen = false;
+    try {
+      this.channel.end();
+    } catch {}
+  }
+
+  resize(cols: number, rows: number): void {
+    if (this.tty && !this.closed) this.channel.setWindow(rows, cols, 0, 0);
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    void this.conn.run(signalScript(this.pgid, signal)).catch(() => {});
+  }
+
+  async groupAlive(): Promise<boolean> {
+    try {
+      return (await this.conn.run(aliveScript(this.pgid))).code === 0;
+    } catch {
+      // Unreachable: assume alive, so a kill keeps trying within its bounds.
+      return true;
+    }
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.endStreams();
+    try {
+      this.channel.close();
+    } catch {}
+  }
+}
+

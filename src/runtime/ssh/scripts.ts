@@ -1,0 +1,108 @@
+import { exportEnv, remoteDir, shq } from "./quote.ts";
+
+/**
+ * The POSIX sh scripts run on the remote host. Only a POSIX shell, `bash` (commands run
+ * with `bash -c`, as locally), `setsid`, `ps`/`awk` (liveness without zombies) and GNU
+ * `tail` (following background output) are assumed there.
+ *
+ * Line protocol of the launch scripts: the first line is `P<pgid>` (or `C` when the
+ * working directory does not exist); everything after it is the command's output.
+ */
+
+/** Where remote background tasks keep their output and exit status. */
+export const REMOTE_TASKS = `"$HOME"/.agent-shell/tasks`;
+
+export function taskDir(name: string): string {
+  return `${REMOTE_TASKS}/${shq(name)}`;
+}
+
+/**
+ * A command streamed directly on its channel (foreground, tty, open stdin). sshd makes the
+ * remote shell a session leader, so its `$$` is the pgid (and sid) of everything the
+ * command starts; `exec` keeps that pid, so the channel reports the command's own exit.
+ */
+export function directScript(command: string, cwd: string, env: Record<string, string>): string {
+  return [
+    `cd -- ${remoteDir(cwd)} 2>/dev/null || { echo C; exit 126; }`,
+    exportEnv(env),
+    `echo "P$$"`,
+    `exec bash -c ${shq(command)}`,
+  ].join("\n");
+}
+
+/**
+ * Starts a detached background task: a waiter in its own session runs the command in
+ * another new session (so the command's group can be killed without the waiter), with
+ * output to files, and records the exit status when it ends. Nothing is tied to the SSH
+ * connection: the task survives a drop and is read back from the files.
+ */
+export function launchScript(name: string, command: string, cwd: string, env: Record<string, string>, stdin: string | null): string {
+  const d = taskDir(name);
+  return [
+    `d=${d}`,
+    `(umask 077; mkdir -p "$d") || exit 2`,
+    `cd -- ${remoteDir(cwd)} 2>/dev/null || { rm -rf "$d"; echo C; exit 0; }`,
+    `: > "$d/out"; : > "$d/err"`,
+    stdin === null ? `in=/dev/null` : `in="$d/stdin"; printf %s ${shq(stdin)} > "$in"`,
+    exportEnv(env),
+    `setsid sh -c '` +
+      `d=$1; echo $$ > "$d/waiter"; ` +
+      `setsid bash -c "$2" < "$3" > "$d/out" 2> "$d/err" & ` +
+      `echo $! > "$d/pgid.tmp"; mv "$d/pgid.tmp" "$d/pgid"; ` +
+      `wait $!; echo $? > "$d/exit.tmp"; mv "$d/exit.tmp" "$d/exit"` +
+      `' agent-shell-waiter "$d" ${shq(command)} "$in" </dev/null >/dev/null 2>&1 &`,
+    `while [ ! -s "$d/pgid" ]; do sleep 0.01 2>/dev/null || sleep 1; done`,
+    `echo "P$(cat "$d/pgid")"`,
+  ].join("\n");
+}
+
+/**
+ * Streams a background task's output files from byte offsets: stdout file → channel
+ * stdout, stderr file → channel stderr, until the waiter has exited and everything is
+ * sent (GNU tail reads once more after `--pid` dies). Exit 3: the task's files are gone.
+ */
+export function tailScript(name: string, outOffset: number, errOffset: number): string {
+  return [
+    `d=${taskDir(name)}`,
+    `[ -s "$d/waiter" ] || exit 3`,
+    `w=$(cat "$d/waiter")`,
+    `tail -s 0.1 -c +${outOffset + 1} -F --pid="$w" "$d/out" 2>/dev/null &`,
+    `{ tail -s 0.1 -c +${errOffset + 1} -F --pid="$w" "$d/err" 2>/dev/null; } >&2`,
+    `wait`,
+    `exit 0`,
+  ].join("\n");
+}
+
+/** Prints the recorded exit status (`X<code>`), or `N` when there is none, or exits 3 when the files are gone. */
+export function exitStatusScript(name: string): string {
+  const d = taskDir(name);
+  return `d=${d}\n[ -d "$d" ] || exit 3\nif [ -s "$d/exit" ]; then echo "X$(cat "$d/exit")"; else echo N; fi`;
+}
+
+export function removeTaskScript(name: string): string {
+  return `rm -rf ${taskDir(name)}`;
+}
+
+/**
+ * Exit 0 while any process of group/session `pgid` is alive (zombies excluded: a lazily
+ * reaping init keeps them around), 1 when none is.
+ */
+export function aliveScript(pgid: number): string {
+  return [
+    `kill -0 -${pgid} 2>/dev/null || kill -0 ${pgid} 2>/dev/null || exit 1`,
+    `command -v ps >/dev/null 2>&1 || exit 0`,
+    `ps -e -o pgid= -o sid= -o stat= | awk -v g=${pgid} '($1==g||$2==g) && $3 !~ /^Z/ {f=1} END {exit !f}'`,
+  ].join("\n");
+}
+
+/** Signals group `pgid` and every process group of its session (the jobs of a tty shell). */
+export function signalScript(pgid: number, signal: string): string {
+  const sig = signal.replace(/^SIG/, "");
+  if (!/^[A-Z0-9]+$/.test(sig)) throw new Error(`bad signal name ${signal}`);
+  return [
+    `kill -s ${sig} -- -${pgid} 2>/dev/null`,
+    `command -v ps >/dev/null 2>&1 || exit 0`,
+    `for g in $(ps -e -o pgid= -o sid= | awk -v s=${pgid} '$2==s && $1!=s {print $1}' | sort -u); do kill -s ${sig} -- -$g 2>/dev/null; done`,
+    `exit 0`,
+  ].join("\n");
+}
