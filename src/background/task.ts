@@ -116,7 +116,7 @@ export class Task {
       await drained;
     }
     handle.dispose();
-    if (exit.lost && !this.killRequested) return this.finish("lost", null, exit.lost);
+    if (exit.lost) return this.finish("lost", null, exit.lost);
     this.finish(this.killRequested ? "killed" : "completed", exit);
   }
 

@@ -48,6 +48,8 @@ export interface ProcessHandle {
   signal(signal: NodeJS.Signals): void;
   /** Whether any process of the group/session is still alive (zombies excluded). */
   groupAlive(): Promise<boolean>;
+  /** A runtime's remark about a running process (e.g. its connection is being re-established). */
+  readonly note?: string | null;
   /** Release OS resources (fds, terminals) once the output has been drained or abandoned. */
   dispose(): void;
 }
@@ -55,4 +57,6 @@ export interface ProcessHandle {
 export interface Runtime {
   /** Throws a ToolError-compatible Error (code IO_ERROR) when the process cannot start. */
   spawn(spec: SpawnSpec): Promise<ProcessHandle>;
+  /** Whether a TCP port accepts connections on the runtime's host (readiness on remote hosts). */
+  portOpen?(port: number): Promise<boolean>;
 }

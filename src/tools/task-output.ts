@@ -60,7 +60,7 @@ export const taskOutputTool = defineTool({
     "Get the output and status of a background task, optionally waiting for it to end (the wait returns as soon as the task exits). " +
     "Status is 'running', 'completed' (ended on its own, whatever its exit code), 'killed' or 'lost'. Each call moves the task's read cursor " +
     "to the end of its output, so only_new returns what arrived since the last read. offset/length read any byte range of the full output " +
-    "from the log file. Returns: {task_id, task_type, kind, status, host?, stdout, stderr?, exit_code?, signal?, lost_reason?, stdout_total_bytes, " +
+    "from the log file. Returns: {task_id, task_type, kind, status, host?, stdout, stderr?, exit_code?, signal?, lost_reason?, note?, stdout_total_bytes, " +
     "stderr_total_bytes, duration_ms, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?, spool_error?}; with task_ids: " +
     "{results: [...], finished: [task_id...]}",
   schema,
@@ -126,6 +126,7 @@ function readTask(task: Task, args: Args, filter: RegExp | undefined): ToolResul
   }
   Object.assign(result, exitFields(task));
   if (task.lostReason) result.lost_reason = task.lostReason;
+  if (task.running && task.handle?.note) result.note = task.handle.note;
   result.stdout_total_bytes = task.stdout.total;
   result.stderr_total_bytes = task.stderr.total;
   result.duration_ms = task.durationMs;

@@ -4,6 +4,8 @@ import { aliveScript, exitStatusScript, removeTaskScript, signalScript, tailScri
 
 const RETRY_FIRST_MS = 200;
 const RETRY_MAX_MS = 5_000;
+/** A kill that cannot reach the host gives up after this long: the task becomes lost. */
+const KILL_UNREACHABLE_MS = 15_000;
 
 const SIGNALS: Record<number, string> = { 1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 6: "SIGABRT", 9: "SIGKILL", 13: "SIGPIPE", 15: "SIGTERM" };
 
@@ -25,6 +27,7 @@ export class DurableHandle implements ProcessHandle {
   private received = { out: 0, err: 0 };
   private disposed = false;
   private signalled = false;
+  private killDeadline: number | null = null;
   private stopTail: (() => void) | null = null;
   /** Set while the connection is down; the task is still running remotely. */
   note: string | null = null;
@@ -66,6 +69,13 @@ export class DurableHandle implements ProcessHandle {
         } catch (e) {
           this.note = `connection to host '${this.conn.name}' lost (${(e as Error).message}); reconnecting`;
         }
+      }
+      if (this.killDeadline !== null && performance.now() > this.killDeadline) {
+        return this.end({
+          code: null,
+          signal: null,
+          lost: `host '${this.conn.name}' could not be reached to kill the task; it may still be running there (${this.dirText})`,
+        });
       }
       await Bun.sleep(delay);
       delay = Math.min(delay * 2, RETRY_MAX_MS);
@@ -139,6 +149,7 @@ export class DurableHandle implements ProcessHandle {
 
   signal(signal: NodeJS.Signals): void {
     this.signalled = true;
+    this.killDeadline ??= performance.now() + KILL_UNREACHABLE_MS;
     void this.conn.run(signalScript(this.pgid, signal)).catch(() => {});
   }
 

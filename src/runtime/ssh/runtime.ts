@@ -21,6 +21,10 @@ let remoteTaskCount = 0;
 export class SshRuntime implements Runtime {
   constructor(readonly conn: SshConnection) {}
 
+  portOpen(port: number): Promise<boolean> {
+    return remotePortOpen(this.conn, port);
+  }
+
   async spawn(spec: SpawnSpec): Promise<ProcessHandle> {
     const conn = this.conn;
     if (spec.durable && !spec.tty && spec.stdin !== "pipe") {
@@ -44,6 +48,16 @@ export class SshRuntime implements Runtime {
       stdin: spec.stdin,
       cwd: spec.cwd,
     });
+  }
+}
+
+/** Checked from the remote host itself (bash's /dev/tcp): readiness of a service started there. */
+export async function remotePortOpen(conn: SshConnection, port: number): Promise<boolean> {
+  const script = `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${Math.trunc(port)}' 2>/dev/null`;
+  try {
+    return (await conn.run(script)).code === 0;
+  } catch {
+    return false;
   }
 }
 

@@ -58,17 +58,20 @@ export function launchScript(name: string, command: string, cwd: string, env: Re
 
 /**
  * Streams a background task's output files from byte offsets: stdout file → channel
- * stdout, stderr file → channel stderr, until the waiter has exited and everything is
- * sent (GNU tail reads once more after `--pid` dies). Exit 3: the task's files are gone.
+ * stdout, stderr file → channel stderr, until the exit status is recorded and everything
+ * is sent (GNU tail reads once more after its `--pid` dies). The pid followed is a watcher
+ * child of this script, reaped at once by `wait`: the waiter itself is an orphan that a
+ * lazily reaping init may leave a zombie for seconds. Exit 3: the task's files are gone.
  */
 export function tailScript(name: string, outOffset: number, errOffset: number): string {
   return [
     `d=${taskDir(name)}`,
-    `[ -s "$d/waiter" ] || exit 3`,
-    `w=$(cat "$d/waiter")`,
-    `tail -s 0.1 -c +${outOffset + 1} -F --pid="$w" "$d/out" 2>/dev/null &`,
-    `{ tail -s 0.1 -c +${errOffset + 1} -F --pid="$w" "$d/err" 2>/dev/null; } >&2`,
+    `[ -s "$d/pgid" ] || exit 3`,
+    `(while [ ! -e "$d/exit" ] && [ -d "$d" ]; do sleep 0.1; done) & w=$!`,
+    `tail -s 0.1 -c +${outOffset + 1} -F --pid=$w "$d/out" 2>/dev/null &`,
+    `{ tail -s 0.1 -c +${errOffset + 1} -F --pid=$w "$d/err" 2>/dev/null; } >&2 &`,
     `wait`,
+    `[ -d "$d" ] || exit 3`,
     `exit 0`,
   ].join("\n");
 }

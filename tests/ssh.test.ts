@@ -1,0 +1,330 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type McpSession, startServer } from "./helpers/mcp.ts";
+import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+import { freePort, type Sshd, startSshd } from "./helpers/sshd.ts";
+
+/**
+ * SSH hosts (SPEC §7) against a real OpenSSH sshd on 127.0.0.1 started by the test with a
+ * temporary host key and authorized key. The "remote" host is this machine, so remote
+ * processes are checked with ps here.
+ */
+
+let sshd: Sshd;
+let server: McpSession;
+let configFile: string;
+
+/** Processes running exactly `sleep <marker>` (not the shells whose command line mentions it). */
+function sleeping(marker: string) {
+  return processesMatching(`sleep ${marker}`).filter((p) => p.cmdline === `sleep ${marker}`);
+}
+
+function remoteTaskDirs(): string[] {
+  const dir = join(sshd.home, ".agent-shell", "tasks");
+  return existsSync(dir) ? readdirSync(dir) : [];
+}
+
+async function serverWith(toml: string): Promise<McpSession> {
+  const file = join(sshd.dir, `config-${Math.random().toString(36).slice(2)}.toml`);
+  writeFileSync(file, toml);
+  return startServer({ args: ["--config", file] });
+}
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  configFile = join(sshd.dir, "config.toml");
+  writeFileSync(configFile, sshd.hostToml("box") + sshd.hostToml("jail", { allowed_paths: JSON.stringify(["/tmp"]) }).replace(/"\[(.*)\]"/, "[$1]").replace(/\\"/g, '"'));
+  server = await startServer({ args: ["--config", configFile] });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await sshd?.stop();
+});
+
+describe("foreground on a remote host", () => {
+  test("stdout, stderr and exit code come back separately", async () => {
+    const r = await server.call("bash", { command: "echo hi; echo err >&2; exit 3", host: "box" });
+    expect(r.stdout).toBe("hi\n");
+    expect(r.stderr).toBe("err\n");
+    expect(r.exit_code).toBe(3);
+    expect(r.success).toBe(false);
+  });
+
+  test("timeout terminates the remote process group", async () => {
+    const marker = uniqueSleep(30);
+    const r = await server.call("bash", { command: `sleep ${marker}; echo never`, host: "box", timeout_seconds: 1 });
+    expect(r.error_code).toBe("TIMEOUT");
+    expect(r.error).toBe("Command timed out after 1 seconds");
+    expect(await waitNoProcess(`sleep ${marker}`)).toEqual([]);
+  });
+
+  test("a command with quotes, $, newlines and backslashes runs byte-for-byte as written", async () => {
+    const command = [
+      `printf '%s|' "it's" 'say "hi"' '$HOME' "\\$PATH" 'back\\slash' "a\\\\b"`,
+      `echo 'two`,
+      `lines' "tab\there" $((6*7)) \\`,
+      `  continued`,
+      `cat <<'EOF'`,
+      `$not_expanded \`nor this\` \\n`,
+      `EOF`,
+    ].join("\n");
+    const local = await server.call("bash", { command });
+    const remote = await server.call("bash", { command, host: "box" });
+    expect(remote.stderr).toBe("");
+    expect(remote.exit_code).toBe(0);
+    expect(remote.stdout).toBe(local.stdout);
+    expect(remote.stdout).toContain(`it's|say "hi"|$HOME|$PATH|back\\slash|a\\b|two\nlines tab\there 42 continued\n$not_expanded \`nor this\` \\n\n`);
+  });
+
+  test("working_directory defaults to the remote home; a missing one is NOT_FOUND", async () => {
+    const home = await server.call("bash", { command: "pwd", host: "box" });
+    expect(home.stdout).toBe(`${sshd.home}\n`);
+    const tmp = await server.call("bash", { command: "pwd", host: "box", working_directory: "/tmp" });
+    expect(tmp.stdout).toBe("/tmp\n");
+    const missing = await server.call("bash", { command: "pwd", host: "box", working_directory: "/no/such/dir" });
+    expect(missing.error_code).toBe("NOT_FOUND");
+    expect(missing.error).toContain("/no/such/dir");
+  });
+
+  test("a host's allowed_paths limit its working directories; local allowed paths do not apply", async () => {
+    const inside = await server.call("bash", { command: "pwd", host: "jail", working_directory: "/tmp" });
+    expect(inside.stdout).toBe("/tmp\n");
+    const outside = await server.call("bash", { command: "pwd", host: "jail", working_directory: "/etc" });
+    expect(outside.error_code).toBe("ACCESS_DENIED");
+    expect(outside.error).toContain("outside allowed paths");
+    const escape = await server.call("bash", { command: "pwd", host: "jail", working_directory: "/tmp/../etc" });
+    expect(escape.error_code).toBe("ACCESS_DENIED");
+  });
+
+  test("env reaches the remote command; the local environment does not", async () => {
+    const r = await server.call("bash", {
+      command: `echo "$GREETING|$PAGER|\${AGENT_SHELL_LOCAL_ONLY:-unset}"`,
+      host: "box",
+      env: { GREETING: "it's $fine" },
+    });
+    expect(r.stdout).toBe("it's $fine|cat|unset\n");
+  });
+
+  test("unknown host name → INVALID_ARGUMENT listing the known hosts", async () => {
+    const r = await server.call("bash", { command: "true", host: "nope" });
+    expect(r.error_code).toBe("INVALID_ARGUMENT");
+    expect(r.error).toContain("'nope'");
+    expect(r.error).toContain("box, jail");
+  });
+
+  test("20 concurrent commands against MaxSessions 10 all succeed", async () => {
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => server.call("bash", { command: `sleep 0.3; echo ${i}`, host: "box" })),
+    );
+    results.forEach((r, i) => {
+      expect(r.error).toBeUndefined();
+      expect(r.stdout).toBe(`${i}\n`);
+      expect(r.exit_code).toBe(0);
+    });
+  });
+});
+
+describe("background on a remote host", () => {
+  test("task_output waits for the end; task_list and task_output show the host", async () => {
+    const bg = await server.call("bash", {
+      command: "echo one; sleep 0.5; echo two; echo warn >&2; exit 5",
+      host: "box",
+      run_in_background: true,
+    });
+    expect(bg.status).toBe("running");
+    const list = await server.call("task_list", {});
+    expect(list.tasks.find((t: any) => t.task_id === bg.task_id).host).toBe("box");
+    const out = await server.call("task_output", { task_id: bg.task_id, wait: true, timeout: 30 });
+    expect(out.status).toBe("completed");
+    expect(out.host).toBe("box");
+    expect(out.stdout).toBe("one\ntwo\n");
+    expect(out.stderr).toBe("warn\n");
+    expect(out.exit_code).toBe(5);
+    // Output is spooled locally; the remote files go.
+    const deadline = Date.now() + 5000;
+    while (remoteTaskDirs().length && Date.now() < deadline) await Bun.sleep(50);
+    expect(remoteTaskDirs()).toEqual([]);
+  });
+
+  test("kill_shell terminates the remote group, grandchildren too", async () => {
+    const a = uniqueSleep();
+    const b = uniqueSleep();
+    const bg = await server.call("bash", {
+      command: `sleep ${a} & bash -c 'sleep ${b}' & echo started; wait`,
+      host: "box",
+      run_in_background: true,
+    });
+    const deadline = Date.now() + 10_000;
+    while ((sleeping(a).length === 0 || sleeping(b).length === 0) && Date.now() < deadline) await Bun.sleep(20);
+    expect(sleeping(a).length).toBe(1);
+    expect(sleeping(b).length).toBe(1);
+    const k = await server.call("kill_shell", { task_id: bg.task_id });
+    expect(k.status).toBe("killed");
+    expect(processesMatching(`sleep ${a}`)).toEqual([]);
+    expect(processesMatching(`sleep ${b}`)).toEqual([]);
+    const out = await server.call("task_output", { task_id: bg.task_id, wait: true, timeout: 10 });
+    expect(out.status).toBe("killed");
+    expect(out.stdout).toBe("started\n");
+  });
+
+  test("a dropped connection loses nothing: every line exactly once, then the exit code", async () => {
+    const bg = await server.call("bash", {
+      command: "for i in $(seq 1 40); do echo line-$i; sleep 0.1; done; exit 7",
+      host: "box",
+      run_in_background: true,
+    });
+    // Wait until output flows over the connection, then cut it.
+    let seen = await server.call("task_output", { task_id: bg.task_id });
+    const deadline = Date.now() + 10_000;
+    while (!seen.stdout.includes("line-5\n") && Date.now() < deadline) {
+      await Bun.sleep(50);
+      seen = await server.call("task_output", { task_id: bg.task_id });
+    }
+    expect(await sshd.dropConnections()).toBeGreaterThan(0);
+    // While the connection is down the task is still running, with a note saying so.
+    let during = await server.call("task_output", { task_id: bg.task_id });
+    const noteDeadline = Date.now() + 5000;
+    while (!during.note && during.status === "running" && Date.now() < noteDeadline) {
+      await Bun.sleep(10);
+      during = await server.call("task_output", { task_id: bg.task_id });
+    }
+    expect(during.status).toBe("running");
+    expect(during.note).toContain("reconnecting");
+    const out = await server.call("task_output", { task_id: bg.task_id, wait: true, timeout: 40 });
+    expect(out.status).toBe("completed");
+    expect(out.exit_code).toBe(7);
+    const expected = Array.from({ length: 40 }, (_, i) => `line-${i + 1}\n`).join("");
+    expect(out.stdout).toBe(expected);
+  }, 60_000);
+
+  test("remote files gone → the task is lost with a clear reason", async () => {
+    const before = remoteTaskDirs();
+    const bg = await server.call("bash", { command: "sleep 0.5; echo done", host: "box", run_in_background: true });
+    const dirs = remoteTaskDirs().filter((d) => !before.includes(d));
+    expect(dirs.length).toBe(1);
+    // Remove the task's files behind its back, and make the collector reconnect.
+    const rm = Bun.spawnSync(["rm", "-rf", join(sshd.home, ".agent-shell", "tasks", dirs[0]!)]);
+    expect(rm.exitCode).toBe(0);
+    await sshd.dropConnections();
+    const out = await server.call("task_output", { task_id: bg.task_id, wait: true, timeout: 30 });
+    expect(out.status).toBe("lost");
+    expect(out.lost_reason).toContain("gone");
+  });
+});
+
+describe("tty on a remote host", () => {
+  test("python3 -i through write_stdin answers 42", async () => {
+    const bg = await server.call("bash", { command: "python3 -i", host: "box", tty: true, run_in_background: true });
+    expect(bg.status).toBe("running");
+    let r = await server.call("write_stdin", { task_id: bg.task_id, chars: "", yield_ms: 2000 });
+    r = await server.call("write_stdin", { task_id: bg.task_id, chars: "6*7\n", yield_ms: 2000 });
+    expect(r.output).toContain("42");
+    await server.call("kill_shell", { task_id: bg.task_id });
+  });
+});
+
+describe("connection failures name the cause", () => {
+  test("host key not in known_hosts with strict checking → IO_ERROR with the fingerprint", async () => {
+    const empty = join(sshd.dir, "empty_known_hosts");
+    writeFileSync(empty, "");
+    const s = await serverWith(sshd.hostToml("box", { known_hosts: empty }));
+    try {
+      const r = await s.call("bash", { command: "true", host: "box" });
+      expect(r.error_code).toBe("IO_ERROR");
+      const fp = Bun.spawnSync(["ssh-keygen", "-lf", join(sshd.dir, "host_ed25519.pub")]).stdout.toString().split(" ")[1]!;
+      expect(fp).toStartWith("SHA256:");
+      expect(r.error).toContain(fp);
+      expect(r.error).toContain(empty);
+      expect(r.error).toContain("unknown");
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("accept-new records an unknown host key, as OpenSSH does", async () => {
+    const file = join(sshd.dir, "new_known_hosts");
+    const s = await serverWith(sshd.hostToml("box", { known_hosts: file, strict_host_key_checking: "accept-new" }));
+    try {
+      const r = await s.call("bash", { command: "echo ok", host: "box" });
+      expect(r.stdout).toBe("ok\n");
+      expect(readFileSync(file, "utf8")).toBe(`[127.0.0.1]:${sshd.port} ${sshd.hostKey}\n`);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("a changed host key is refused, naming the known_hosts file", async () => {
+    const file = join(sshd.dir, "changed_known_hosts");
+    writeFileSync(file, `[127.0.0.1]:${sshd.port} ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n`);
+    const s = await serverWith(sshd.hostToml("box", { known_hosts: file }));
+    try {
+      const r = await s.call("bash", { command: "true", host: "box" });
+      expect(r.error_code).toBe("IO_ERROR");
+      expect(r.error).toContain("CHANGED");
+      expect(r.error).toContain(file);
+      expect(r.error).toContain("SHA256:");
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("wrong key → authentication failure naming the methods tried", async () => {
+    const wrong = join(sshd.dir, "wrong_ed25519");
+    Bun.spawnSync(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", wrong]);
+    const s = await serverWith(sshd.hostToml("box", { identity_file: wrong }));
+    try {
+      const r = await s.call("bash", { command: "true", host: "box" });
+      expect(r.error_code).toBe("IO_ERROR");
+      expect(r.error).toContain("authentication failed");
+      expect(r.error).toContain(wrong);
+      expect(JSON.stringify(r)).not.toContain("PRIVATE KEY");
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("a port with nothing listening → connection refused", async () => {
+    const port = await freePort();
+    const s = await serverWith(sshd.hostToml("box", { port }));
+    try {
+      const r = await s.call("bash", { command: "true", host: "box" });
+      expect(r.error_code).toBe("IO_ERROR");
+      expect(r.error).toContain("connection refused");
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("pooled connection speed", () => {
+  test("100 sequential remote `true`: median per call ≤ 1/5 of `ssh host true`", async () => {
+    const N = 100;
+    const pooled: number[] = [];
+    for (let i = 0; i < N; i++) {
+      const t = performance.now();
+      const r = await server.call("bash", { command: "true", host: "box" });
+      pooled.push(performance.now() - t);
+      expect(r.exit_code).toBe(0);
+    }
+    const fresh: number[] = [];
+    for (let i = 0; i < N; i++) {
+      const t = performance.now();
+      const p = Bun.spawn(sshd.sshArgv("true"), { stdout: "ignore", stderr: "ignore" });
+      expect(await p.exited).toBe(0);
+      fresh.push(performance.now() - t);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const mp = median(pooled);
+    const mf = median(fresh);
+    console.log(`ssh bench: ${N} sequential remote true — pooled median ${mp.toFixed(1)} ms/call, ssh host true median ${mf.toFixed(1)} ms/call (ratio 1/${(mf / mp).toFixed(1)})`);
+    expect(mp * 5).toBeLessThanOrEqual(mf);
+  }, 120_000);
+});
+
+test("nothing is left behind on the remote host", async () => {
+  await server.close();
+  expect(remoteTaskDirs()).toEqual([]);
+  server = await startServer({ args: ["--config", configFile] });
+});
