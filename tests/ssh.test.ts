@@ -169,6 +169,24 @@ describe("background on a remote host", () => {
     expect(out.stdout).toBe("started\n");
   });
 
+  test("more background tasks than session slots: all collected, foreground commands still get through", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const bg = await server.call("bash", { command: `echo s${i}; sleep 3; echo e${i}`, host: "box", run_in_background: true });
+      expect(bg.status).toBe("running");
+      ids.push(bg.task_id);
+    }
+    const fg = await server.call("bash", { command: "echo fg", host: "box", timeout_seconds: 30 });
+    expect(fg.stdout).toBe("fg\n");
+    const all = await server.call("task_output", { task_ids: ids, wait: true, until: "all", timeout: 45 });
+    expect(all.finished.length).toBe(12);
+    all.results.forEach((r: any, i: number) => {
+      expect(r.status).toBe("completed");
+      expect(r.stdout).toBe(`s${i}\ne${i}\n`);
+      expect(r.exit_code).toBe(0);
+    });
+  }, 60_000);
+
   test("a dropped connection loses nothing: every line exactly once, then the exit code", async () => {
     const bg = await server.call("bash", {
       command: "for i in $(seq 1 40); do echo line-$i; sleep 0.1; done; exit 7",

@@ -91,9 +91,10 @@ export async function startSshd(opts: { maxSessions?: number } = {}): Promise<Ss
       "LogLevel ERROR",
     ].join("\n");
     writeFileSync(join(dir, "sshd_config"), config + "\n");
-    // sshd insists on its privilege separation directory (the package's runtime dir).
-    const madePrivsepDir = !existsSync("/run/sshd");
-    if (madePrivsepDir) mkdirSync("/run/sshd", { mode: 0o755, recursive: true });
+    // sshd insists on its privilege separation directory, which the package's service
+    // normally creates at boot. It is created here when missing and left in place (another
+    // sshd may be using it).
+    if (!existsSync("/run/sshd")) mkdirSync("/run/sshd", { mode: 0o755, recursive: true });
     const proc = Bun.spawn([SSHD, "-D", "-e", "-f", join(dir, "sshd_config")], { stdout: "ignore", stderr: "pipe" });
     let errText = "";
     void (async () => {
@@ -163,7 +164,6 @@ export async function startSshd(opts: { maxSessions?: number } = {}): Promise<Ss
           } catch {}
         }
         rmSync(dir, { recursive: true, force: true });
-        if (madePrivsepDir) rmSync("/run/sshd", { recursive: true, force: true });
       },
     };
   } catch (e) {

@@ -3,6 +3,8 @@ import type { SshConnection } from "./connection.ts";
 import { aliveScript, exitStatusScript, removeTaskScript, signalScript, tailScript } from "./scripts.ts";
 
 const RETRY_FIRST_MS = 200;
+/** How long one tail channel follows the files before handing its session slot back. */
+const TAIL_LEASE_SECONDS = 5;
 const RETRY_MAX_MS = 5_000;
 /** A kill that cannot reach the host gives up after this long: the task becomes lost. */
 const KILL_UNREACHABLE_MS = 15_000;
@@ -51,7 +53,7 @@ export class DurableHandle implements ProcessHandle {
     let delay = RETRY_FIRST_MS;
     for (;;) {
       if (this.disposed) return this.end({ code: null, signal: null, lost: "abandoned" });
-      let outcome: "done" | "gone" | "dropped";
+      let outcome: "done" | "gone" | "dropped" | "lease";
       try {
         outcome = await this.tailOnce();
       } catch (e) {
@@ -59,6 +61,10 @@ export class DurableHandle implements ProcessHandle {
         this.note = `connection to host '${this.conn.name}' lost (${(e as Error).message}); reconnecting — the task keeps running remotely`;
       }
       if (outcome === "gone") return this.end(this.lost());
+      if (outcome === "lease") {
+        delay = RETRY_FIRST_MS;
+        continue;
+      }
       if (outcome === "done") {
         try {
           const { code, out } = await this.conn.run(exitStatusScript(this.remoteName));
@@ -83,8 +89,9 @@ export class DurableHandle implements ProcessHandle {
   }
 
   /** One tail channel from the current offsets; how it ended. */
-  private async tailOnce(): Promise<"done" | "gone" | "dropped"> {
-    const { channel } = await this.conn.exec(tailScript(this.remoteName, this.received.out, this.received.err));
+  private async tailOnce(): Promise<"done" | "gone" | "dropped" | "lease"> {
+    const script = tailScript(this.remoteName, this.received.out, this.received.err, TAIL_LEASE_SECONDS);
+    const { channel } = await this.conn.exec(script);
     this.note = null;
     return new Promise((resolve) => {
       let exitCode: number | null = null;
@@ -102,6 +109,7 @@ export class DurableHandle implements ProcessHandle {
         this.stopTail = null;
         if (exitCode === 0) resolve("done");
         else if (exitCode === 3) resolve("gone");
+        else if (exitCode === 4) resolve("lease");
         else {
           this.note = `connection to host '${this.conn.name}' lost; reconnecting — the task keeps running remotely`;
           resolve("dropped");

@@ -61,17 +61,22 @@ export function launchScript(name: string, command: string, cwd: string, env: Re
  * stdout, stderr file → channel stderr, until the exit status is recorded and everything
  * is sent (GNU tail reads once more after its `--pid` dies). The pid followed is a watcher
  * child of this script, reaped at once by `wait`: the waiter itself is an orphan that a
- * lazily reaping init may leave a zombie for seconds. Exit 3: the task's files are gone.
+ * lazily reaping init may leave a zombie for seconds.
+ * A tail holds a session slot, so it is a lease of about `leaseSeconds`: then it ends
+ * (exit 4) and is reopened from the new offsets, letting queued channels in between.
+ * Exit 0: the task has ended and all its output is sent. Exit 3: its files are gone.
  */
-export function tailScript(name: string, outOffset: number, errOffset: number): string {
+export function tailScript(name: string, outOffset: number, errOffset: number, leaseSeconds: number): string {
+  const ticks = Math.max(1, Math.round(leaseSeconds * 10));
   return [
     `d=${taskDir(name)}`,
     `[ -s "$d/pgid" ] || exit 3`,
-    `(while [ ! -e "$d/exit" ] && [ -d "$d" ]; do sleep 0.1; done) & w=$!`,
+    `(i=0; while [ ! -e "$d/exit" ] && [ -d "$d" ] && [ $i -lt ${ticks} ]; do sleep 0.1; i=$((i+1)); done) & w=$!`,
     `tail -s 0.1 -c +${outOffset + 1} -F --pid=$w "$d/out" 2>/dev/null &`,
     `{ tail -s 0.1 -c +${errOffset + 1} -F --pid=$w "$d/err" 2>/dev/null; } >&2 &`,
     `wait`,
     `[ -d "$d" ] || exit 3`,
+    `[ -e "$d/exit" ] || exit 4`,
     `exit 0`,
   ].join("\n");
 }
