@@ -1,6 +1,6 @@
 import type { ClientChannel } from "ssh2";
 import type { ExitStatus, ProcessHandle } from "../types.ts";
-import type { SshConnection } from "./connection.ts";
+import type { OpenChannel, SshConnection } from "./connection.ts";
 import { SshError } from "./errors.ts";
 import { aliveScript, signalScript } from "./scripts.ts";
 
@@ -30,6 +30,7 @@ export class ChannelHandle implements ProcessHandle {
   private constructor(
     private conn: SshConnection,
     private channel: ClientChannel,
+    channelExit: OpenChannel["exit"],
     readonly tty: boolean,
     stdinOpen: boolean,
     cwd: string,
@@ -67,19 +68,17 @@ export class ChannelHandle implements ProcessHandle {
       }
     });
     channel.stderr.on("data", (d: Buffer) => this.push(this.stderrCtl ?? this.stdoutCtl, d));
-    let exit: ExitStatus | null = null;
-    this.exited = new Promise((resolve) => {
-      channel.on("exit", (code: number | null, signal?: string) => {
-        exit = signal ? { code: null, signal: `SIG${signal.replace(/^SIG/, "")}` } : { code: code ?? null, signal: null };
-        resolve(exit);
-      });
-      channel.on("close", () => {
-        this.closed = true;
-        this.endStreams();
-        startFailed(new SshError("IO_ERROR", `The remote shell on host '${conn.name}' exited before starting the command`, { host: conn.name }));
+    channel.on("close", () => {
+      this.closed = true;
+      this.endStreams();
+      startFailed(new SshError("IO_ERROR", `The remote shell on host '${conn.name}' exited before starting the command`, { host: conn.name }));
+    });
+    this.exited = channelExit.then((exit) => {
+      if (!exit) {
         // Closed without an exit status: the connection went away under a running command.
-        if (!exit) resolve({ code: null, signal: null, lost: `the SSH connection to host '${conn.name}' was lost` });
-      });
+        return { code: null, signal: null, lost: `the SSH connection to host '${conn.name}' was lost` };
+      }
+      return exit.signal ? { code: null, signal: `SIG${exit.signal.replace(/^SIG/, "")}` } : { code: exit.code, signal: null };
     });
   }
 
@@ -100,11 +99,11 @@ export class ChannelHandle implements ProcessHandle {
     script: string,
     opts: { tty?: { cols: number; rows: number; term: string }; stdin: null | "pipe" | { text: string }; cwd: string },
   ): Promise<ChannelHandle> {
-    const { channel } = await conn.exec(script, {
+    const { channel, exit } = await conn.exec(script, {
       pty: opts.tty ? { cols: opts.tty.cols, rows: opts.tty.rows, term: opts.tty.term } : undefined,
     });
     const keepOpen = opts.stdin === "pipe" || !!opts.tty;
-    const handle = new ChannelHandle(conn, channel, !!opts.tty, keepOpen || opts.stdin !== null, opts.cwd);
+    const handle = new ChannelHandle(conn, channel, exit, !!opts.tty, keepOpen || opts.stdin !== null, opts.cwd);
     if (opts.stdin !== null && opts.stdin !== "pipe") {
       await handle.write(opts.stdin.text);
       handle.closeStdin();

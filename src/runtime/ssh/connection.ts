@@ -18,6 +18,12 @@ export interface OpenChannel {
   channel: ClientChannel;
   /** Which connection (by generation) the channel belongs to. */
   generation: number;
+  /**
+   * The remote exit status (`signal` like "TERM"), or null if the channel closed without
+   * one. Listened for from the moment the channel opens: ssh2 can deliver a fast command's
+   * exit in the same burst as the open confirmation, before an awaiting caller resumes.
+   */
+  exit: Promise<{ code: number | null; signal: string | null } | null>;
 }
 
 /**
@@ -44,7 +50,7 @@ export class SshConnection {
   }
 
   get user(): string {
-    return this.cfg.user ?? process.env.USER ?? process.env.LOGNAME ?? "root";
+    return this.cfg.user ?? localUserName();
   }
 
   get connected(): boolean {
@@ -152,13 +158,20 @@ export class SshConnection {
       }
       const generation = this.generation;
       try {
-        const channel = await new Promise<ClientChannel>((resolve, reject) => {
-          const cb = (err: Error | undefined, ch: ClientChannel) => (err ? reject(err) : resolve(ch));
+        const opened = await new Promise<OpenChannel>((resolve, reject) => {
+          const cb = (err: Error | undefined, channel: ClientChannel) => {
+            if (err) return reject(err);
+            const exit = new Promise<{ code: number | null; signal: string | null } | null>((done) => {
+              channel.once("exit", (code: number | null, signal?: string) => done({ code: code ?? null, signal: signal ?? null }));
+              channel.once("close", () => done(null));
+            });
+            channel.once("close", release);
+            resolve({ channel, generation, exit });
+          };
           if (opts.pty) client.exec(command, { pty: opts.pty }, cb);
           else client.exec(command, cb);
         });
-        channel.once("close", release);
-        return { channel, generation };
+        return opened;
       } catch (e) {
         const message = (e as Error).message ?? "";
         if (/Channel open failure/i.test(message) && this.slots.used > 1 && this.client === client) {
@@ -203,6 +216,14 @@ export class SshConnection {
     this.client?.end();
     this.client = null;
   }
+}
+
+let userName: string | undefined;
+
+/** The local user name, as ssh defaults to (os.userInfo() says "unknown" under Bun here). */
+function localUserName(): string {
+  userName ??= process.env.USER || process.env.LOGNAME || Bun.spawnSync(["id", "-un"]).stdout.toString().trim() || "root";
+  return userName;
 }
 
 function expandHome(p: string): string {

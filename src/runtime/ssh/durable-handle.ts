@@ -91,10 +91,9 @@ export class DurableHandle implements ProcessHandle {
   /** One tail channel from the current offsets; how it ended. */
   private async tailOnce(): Promise<"done" | "gone" | "dropped" | "lease"> {
     const script = tailScript(this.remoteName, this.received.out, this.received.err, TAIL_LEASE_SECONDS);
-    const { channel } = await this.conn.exec(script);
+    const { channel, exit } = await this.conn.exec(script);
     this.note = null;
     return new Promise((resolve) => {
-      let exitCode: number | null = null;
       this.stopTail = () => channel.close();
       channel.on("data", (d: Buffer) => {
         this.received.out += d.byteLength;
@@ -104,8 +103,8 @@ export class DurableHandle implements ProcessHandle {
         this.received.err += d.byteLength;
         this.push(this.stderrCtl, d);
       });
-      channel.on("exit", (code: number | null) => (exitCode = code));
-      channel.on("close", () => {
+      channel.on("close", async () => {
+        const exitCode = (await exit)?.code ?? null;
         this.stopTail = null;
         if (exitCode === 0) resolve("done");
         else if (exitCode === 3) resolve("gone");
