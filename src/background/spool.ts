@@ -20,6 +20,14 @@ export class Spool {
     private readonly startAfter: number,
   ) {}
 
+  /** A spool over a log file written by an earlier registry: readable, not appended to. */
+  static existing(path: string, size: number, maxBytes: number): Spool {
+    const spool = new Spool(path, maxBytes, 0);
+    spool.started = true;
+    spool.written = size;
+    return spool;
+  }
+
   /** Whether the file exists and holds output (possibly cut short by `error`). */
   get active(): boolean {
     return this.started && this.written > 0;

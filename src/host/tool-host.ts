@@ -2,6 +2,7 @@ import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { Launcher } from "../background/launcher.ts";
+import { recoverTasks } from "../background/recovery.ts";
 import { Registry } from "../background/registry.ts";
 import { defaultStateDir, OwnerFolder } from "../background/state-dir.ts";
 import { type Config, ConfigSchema } from "../config/schema.ts";
@@ -24,6 +25,11 @@ export interface HostOptions {
   /** Effective configuration (already merged from file, env and flags). */
   config?: Partial<Config>;
   confirmationPolicy?: ConfirmationPolicy;
+  /**
+   * Persistent registry (daemon, `mcp --persist`): the state dir itself is the owner
+   * folder, locked while alive; tasks of a previous owner that died are recovered.
+   */
+  persist?: boolean;
 }
 
 export interface CallOptions {
@@ -50,11 +56,13 @@ export class ToolHost {
     this.config = ConfigSchema.parse(options.config ?? {});
     this.cwd = realpathSync(resolve(options.cwd ?? process.cwd()));
     const allowedRoots = [this.cwd, ...this.config.allowed_paths.map((p) => canonicalRoot(resolve(this.cwd, expandHome(p))))];
+    this.owner = OwnerFolder.open(this.config.state_dir ?? defaultStateDir(), options.persist === true);
     this.registry = new Registry({
       taskTtlMs: this.config.task_ttl_seconds * 1000,
       maxFinishedTasks: this.config.max_finished_tasks,
+      owner: this.owner,
     });
-    this.owner = OwnerFolder.private(this.config.state_dir ?? defaultStateDir());
+    if (options.persist) recoverTasks(this.owner, this.registry, this.config);
     this.launcher = new Launcher(this.registry, this.owner, this.config);
     this.base = {
       config: this.config,

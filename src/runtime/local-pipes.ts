@@ -2,6 +2,7 @@ import { closeSync } from "node:fs";
 import type { ExitStatus, ProcessHandle, Runtime, SpawnSpec } from "./types.ts";
 import { createPipe } from "./pipes.ts";
 import { groupAlive, signalGroup } from "./process-group.ts";
+import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
 
 /**
@@ -12,6 +13,10 @@ import { watchdog } from "./watchdog.ts";
 export class LocalPipesRuntime implements Runtime {
   async spawn(spec: SpawnSpec): Promise<ProcessHandle> {
     return spawnLocalPipes(spec);
+  }
+
+  portOpen(port: number): Promise<boolean> {
+    return localPortOpen(port);
   }
 }
 
@@ -28,7 +33,7 @@ export function spawnLocalPipes(spec: SpawnSpec): ProcessHandle {
       [stdinR, stdinW] = createPipe();
       fds.push(stdinR, stdinW);
     }
-    const proc = Bun.spawn(["bash", "-c", spec.command], {
+    const proc = Bun.spawn(spec.argv ?? ["bash", "-c", spec.command], {
       cwd: spec.cwd,
       env: spec.env,
       stdin: stdinR ?? "ignore",
@@ -77,7 +82,7 @@ class LocalPipesHandle implements ProcessHandle {
     this.stderr = Bun.file(errFd).stream();
     this.exited = proc.exited.then(() => ({
       code: proc.signalCode ? null : proc.exitCode,
-      signal: proc.signalCode ?? null,
+      signal: (proc.signalCode as string | null) ?? null,
     }));
     if (stdinFd !== null) this.stdinSink = Bun.file(stdinFd).writer();
   }
