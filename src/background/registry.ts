@@ -21,6 +21,7 @@ export class Registry {
   private foreground = new Set<Task>();
   private nextId: number;
   private endListeners = new Set<(task: Task) => void>();
+  private noticeListeners = new Set<(data: Record<string, unknown>) => void>();
   private expiryTimers = new Map<string, ReturnType<typeof setTimeout>>();
   private closed = false;
 
@@ -36,6 +37,16 @@ export class Registry {
   onTaskEnd(listener: (task: Task) => void): () => void {
     this.endListeners.add(listener);
     return () => this.endListeners.delete(listener);
+  }
+
+  /** Notices about tasks (output watches) for whoever relays them, e.g. as MCP log messages. */
+  onNotice(listener: (data: Record<string, unknown>) => void): () => void {
+    this.noticeListeners.add(listener);
+    return () => this.noticeListeners.delete(listener);
+  }
+
+  notice(data: Record<string, unknown>): void {
+    for (const l of this.noticeListeners) l(data);
   }
 
   /** Reserve the next id; one counter for every kind of task. */
