@@ -44,8 +44,11 @@ describe("no orphans", () => {
     await s.call("bash", { command: `sleep ${secs}`, run_in_background: true });
     await s.call("bash", { command: `bash -c 'sleep ${secs} & sleep ${secs}'`, run_in_background: true });
     await s.call("bash", { command: `sleep ${secs}; echo never`, run_in_background: true });
-    // four sleeps, plus the bash processes whose command lines name them
-    expect(processesMatching(`sleep ${secs}`).filter((p) => p.cmdline === `sleep ${secs}`).length).toBe(4);
+    // four sleeps (plus the bash processes whose command lines name them), once all have started
+    const sleeps = () => processesMatching(`sleep ${secs}`).filter((p) => p.cmdline === `sleep ${secs}`).length;
+    const deadline = Date.now() + 3000;
+    while (sleeps() < 4 && Date.now() < deadline) await Bun.sleep(10);
+    expect(sleeps()).toBe(4);
     process.kill(s.pid, "SIGKILL");
     expect(await waitNoProcess(`sleep ${secs}`, 2000)).toEqual([]);
     await s.close();

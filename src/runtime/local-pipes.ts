@@ -69,6 +69,7 @@ class LocalPipesHandle implements ProcessHandle {
   readonly exited: Promise<ExitStatus>;
   private stdinSink: ReturnType<ReturnType<typeof Bun.file>["writer"]> | null = null;
   private disposed = false;
+  private leaderExited = false;
 
   constructor(
     private proc: Bun.Subprocess,
@@ -80,10 +81,10 @@ class LocalPipesHandle implements ProcessHandle {
     this.pgid = proc.pid;
     this.stdout = Bun.file(outFd).stream();
     this.stderr = Bun.file(errFd).stream();
-    this.exited = proc.exited.then(() => ({
-      code: proc.signalCode ? null : proc.exitCode,
-      signal: (proc.signalCode as string | null) ?? null,
-    }));
+    this.exited = proc.exited.then(() => {
+      this.leaderExited = true;
+      return { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };
+    });
     if (stdinFd !== null) this.stdinSink = Bun.file(stdinFd).writer();
   }
 
@@ -124,7 +125,8 @@ class LocalPipesHandle implements ProcessHandle {
   }
 
   async groupAlive(): Promise<boolean> {
-    return groupAlive(this.pgid);
+    // While the leader runs the group is alive: no need to scan /proc.
+    return !this.leaderExited || groupAlive(this.pgid);
   }
 
   dispose(): void {
