@@ -9,6 +9,7 @@ import { type Config, ConfigSchema } from "../config/schema.ts";
 import { LocalPipesRuntime } from "../runtime/local-pipes.ts";
 import { PendingConfirmations } from "../safety/confirmations.ts";
 import { canonicalRoot } from "../safety/paths.ts";
+import { capResultSize } from "./result-size.ts";
 import { errorResult, invalidArguments, ToolError, type ToolResult } from "../tools/errors.ts";
 import { TOOLS } from "../tools/index.ts";
 import type { ConfirmationPolicy, ToolContext, ToolDefinition } from "../tools/types.ts";
@@ -93,7 +94,7 @@ export class ToolHost {
     if (!parsed.success) return invalidArguments(name, parsed.error, args);
     const signal = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
     try {
-      return await tool.run(parsed.data, { ...this.base, signal, progress: options.progress });
+      return capResultSize(await tool.run(parsed.data, { ...this.base, signal, progress: options.progress }));
     } catch (e) {
       if (e instanceof ToolError) return e.toResult();
       return errorResult("IO_ERROR", `${name} failed: ${(e as Error).message}`, { tool: name });
