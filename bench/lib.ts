@@ -97,7 +97,7 @@ export interface Notice {
  * of a call's latency the SDK client itself adds.
  */
 export class LineClient {
-  readonly proc: ReturnType<typeof Bun.spawn<{ stdin: "pipe"; stdout: "pipe"; stderr: "ignore" }>>;
+  readonly proc: Bun.Subprocess<"pipe", "pipe", "ignore">;
   readonly notices: Notice[] = [];
   private nextId = 1;
   private pending = new Map<number, { resolve: (v: { msg: any; atNs: bigint }) => void; reject: (e: Error) => void }>();

@@ -6,7 +6,7 @@
  * Every figure that has a "raw" floor measures it in the same run, interleaved with the
  * agent-shell measurement, so background load on the machine hits both alike.
  */
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY, startServer, type McpSession } from "../tests/helpers/mcp.ts";
@@ -36,8 +36,12 @@ const scratch = realpathSync(mkdtempSync(join(tmpdir(), "as-bench-")));
 const mcpArgs = ["mcp", "--state-dir", join(scratch, "state")];
 const open = new Set<{ close(): Promise<unknown> }>();
 
+let sessions = 0;
+/** An SDK session whose cwd and state dir live in our scratch dir (removed at the end). */
 async function sdkSession(): Promise<McpSession> {
-  const s = await startServer();
+  const dir = join(scratch, `sdk-${++sessions}`);
+  mkdirSync(join(dir, "state"), { recursive: true });
+  const s = await startServer({ cwd: dir, stateDir: join(dir, "state") });
   open.add(s);
   return s;
 }
@@ -95,8 +99,13 @@ async function benchCall(sdk: McpSession, line: LineClient) {
  * The task's last act is `exec date +%s%N`: bash is replaced by date, which prints the
  * realtime clock and exits — that exit is the task's exit. The latency is our receive time
  * (same clock) minus that timestamp, so it also includes date's own exit (~tens of µs).
+ * Two shapes: output long before the exit (the steady state: the spool file exists), and the
+ * first output right at the exit (the server creates the task's spool file in that instant).
  */
-const WAIT_COMMAND = "sleep 0.2; echo bench-wait-marker; exec date +%s%N";
+const WAIT_COMMANDS = {
+  early_output: "echo bench-wait-marker; sleep 0.2; exec date +%s%N",
+  first_output_at_exit: "sleep 0.2; echo bench-wait-marker; exec date +%s%N",
+};
 
 function exitStamp(result: any): bigint {
   if (result?.status !== "completed" || result.exit_code !== 0) throw new Error(`wait: unexpected ${JSON.stringify(result)}`);
@@ -104,19 +113,27 @@ function exitStamp(result: any): bigint {
   return BigInt(lines[lines.length - 1]!);
 }
 
-async function benchWait(sdk: McpSession, line: LineClient) {
+async function benchWaitShape(sdk: McpSession, line: LineClient, command: string) {
   const sdkMs: number[] = [];
   const lineMs: number[] = [];
   const noticeMs: number[] = [];
+  const rawMs: number[] = [];
   for (let i = 0; i < WAITS; i++) {
     {
-      const started = await sdk.call("bash", { command: WAIT_COMMAND, run_in_background: true });
+      // Floor: how soon a parent that is itself blocked on the child sees its exit and EOF.
+      const p = Bun.spawn(["bash", "-c", command], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+      const [text] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+      const at = realtimeNs();
+      rawMs.push(Number(at - exitStamp({ status: "completed", exit_code: 0, stdout: text })) / 1e6);
+    }
+    {
+      const started = await sdk.call("bash", { command, run_in_background: true });
       const out = await sdk.call("task_output", { task_id: started.task_id, wait: true, timeout: 10 });
       const at = realtimeNs();
       sdkMs.push(Number(at - exitStamp(out)) / 1e6);
     }
     {
-      const started = (await line.call("bash", { command: WAIT_COMMAND, run_in_background: true })).result;
+      const started = (await line.call("bash", { command, run_in_background: true })).result;
       const { result, atNs } = await line.call("task_output", { task_id: started.task_id, wait: true, timeout: 10 });
       const exitNs = exitStamp(result);
       lineMs.push(Number(atNs - exitNs) / 1e6);
@@ -131,7 +148,13 @@ async function benchWait(sdk: McpSession, line: LineClient) {
       }
     }
   }
-  return { sdk: stats(sdkMs), line: stats(lineMs), notice: stats(noticeMs) };
+  return { command, raw: stats(rawMs), sdk: stats(sdkMs), line: stats(lineMs), notice: stats(noticeMs) };
+}
+
+async function benchWait(sdk: McpSession, line: LineClient) {
+  const out: Record<string, Awaited<ReturnType<typeof benchWaitShape>>> = {};
+  for (const [name, command] of Object.entries(WAIT_COMMANDS)) out[name] = await benchWaitShape(sdk, line, command);
+  return out;
 }
 
 // ---------- 3. 200 MB background flood nobody reads ----------
@@ -241,10 +264,16 @@ function table(r: any): string {
     ["SDK p50 ÷ raw p50", `${f(r.ratios.sdk, 2)}×`, "≤ 1.3×", pass(r.ratios.sdk <= 1.3)],
     ["line client p50 ÷ raw p50", `${f(r.ratios.line, 2)}×`, "≤ 1.3×", pass(r.ratios.line <= 1.3)],
     ["no-spawn call (`task_list`) SDK / line p50", `${f(c.sdk_rpc.p50)} / ${f(c.line_rpc.p50)} ms`, "", ""],
-    ["`task_output wait` return after task exit, SDK (median / max)", `${f(r.wait.sdk.p50)} / ${f(r.wait.sdk.max)} ms`, "≤ 10 ms", pass(r.wait.sdk.p50 <= 10)],
-    ["`task_output wait` return after task exit, line (median / max)", `${f(r.wait.line.p50)} / ${f(r.wait.line.max)} ms`, "≤ 10 ms", pass(r.wait.line.p50 <= 10)],
-    ["`task_finished` notice after task exit (median)", `${f(r.wait.notice.p50)} ms`, "", ""],
   ];
+  for (const [name, w] of Object.entries<any>(r.wait)) {
+    const label = name === "early_output" ? "output long before exit" : "first output at exit";
+    rows.push(
+      [`raw floor: Bun.spawn parent sees exit + EOF, ${label} (median / max)`, `${f(w.raw.p50)} / ${f(w.raw.max)} ms`, "", ""],
+      [`\`task_output wait\` return after task exit, ${label}, SDK (median / max)`, `${f(w.sdk.p50)} / ${f(w.sdk.max)} ms`, "≤ 10 ms", pass(w.sdk.p50 <= 10)],
+      [`\`task_output wait\` return after task exit, ${label}, line (median / max)`, `${f(w.line.p50)} / ${f(w.line.max)} ms`, "≤ 10 ms", pass(w.line.p50 <= 10)],
+      [`\`task_finished\` notice after task exit, ${label} (median)`, `${f(w.notice.p50)} ms`, "", ""],
+    );
+  }
   for (const [name, x] of Object.entries<any>(r.flood)) {
     rows.push([`200 MB flood (${name}): raw / agent-shell`, `${x.raw_mb_s} / ${x.mcp_mb_s} MB/s (${x.raw_ms} / ${x.mcp_ms} ms)`, "", ""]);
     rows.push([`200 MB flood (${name}): throughput vs raw`, `${f(x.ratio * 100, 0)} %`, "≥ 50 %", pass(x.ratio >= 0.5)]);
@@ -283,7 +312,7 @@ try {
   log(`1/4 bash true: ${CALLS} calls per variant, interleaved`);
   results.call = await benchCall(sdk, line);
   results.ratios = { sdk: results.call.sdk.p50 / results.call.raw.p50, line: results.call.line.p50 / results.call.raw.p50 };
-  log(`2/4 task_output wait latency: ${WAITS} per client`);
+  log(`2/4 task_output wait latency: ${WAITS} per client and shape`);
   results.wait = await benchWait(sdk, line);
   await closeSession(sdk);
   await closeSession(line);
