@@ -38,6 +38,23 @@ export class Spool {
     return this.started && this.error === null;
   }
 
+  /** Create the file now (background tasks), so the first output does not pay for it. */
+  open(): void {
+    if (!this.started && this.startAfter === 0) this.createFile();
+  }
+
+  private createFile(): boolean {
+    this.started = true;
+    try {
+      mkdirSync(dirname(this.path), { recursive: true });
+      this.fd = openSync(this.path, "a", 0o600);
+      return true;
+    } catch (e) {
+      this.fail(`cannot create spool file ${this.path}: ${(e as Error).message}`);
+      return false;
+    }
+  }
+
   /**
    * Called after `total` bytes (this chunk included) have been produced. `earlier` gives
    * the bytes produced before this chunk when spooling starts late.
@@ -46,14 +63,7 @@ export class Spool {
     if (this.error !== null) return;
     if (!this.started) {
       if (total <= this.startAfter) return;
-      this.started = true;
-      try {
-        mkdirSync(dirname(this.path), { recursive: true });
-        this.fd = openSync(this.path, "a", 0o600);
-      } catch (e) {
-        this.fail(`cannot create spool file ${this.path}: ${(e as Error).message}`);
-        return;
-      }
+      if (!this.createFile()) return;
       const before = total - chunk.byteLength > 0 ? earlier() : new Uint8Array(0);
       if (before === null) {
         this.fail("output before spooling started is no longer in memory");
