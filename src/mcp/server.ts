@@ -46,6 +46,9 @@ export function createMcpServer(host: ToolHost): Server {
       })
       .catch(() => {});
   });
+  host.registry.onNotice((data) => {
+    void server.sendLoggingMessage({ level: "info", logger: "agent-shell", data }).catch(() => {});
+  });
   return server;
 }
 

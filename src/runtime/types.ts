@@ -4,8 +4,10 @@
  */
 
 export interface SpawnSpec {
-  /** Run with `bash -c`. */
+  /** Run with `bash -c` (unless `argv` is given). */
   command: string;
+  /** Run this program directly, with no shell in between (subagents). */
+  argv?: string[];
   cwd: string;
   /** The complete environment of the child (the caller merges inherited + overrides). */
   env: Record<string, string>;
@@ -27,6 +29,8 @@ export interface ExitStatus {
   signal: string | null;
   /** Set when the runtime lost its hold on the process (e.g. its remote files are gone): the reason. */
   lost?: string;
+  /** True when the end was observed without an exit status (a recovered process). */
+  unknown?: boolean;
 }
 
 export interface ProcessHandle {
@@ -55,8 +59,8 @@ export interface ProcessHandle {
 }
 
 export interface Runtime {
-  /** Throws a ToolError-compatible Error (code IO_ERROR) when the process cannot start. */
+  /** Throws when the process cannot start (the tool reports IO_ERROR with the message). */
   spawn(spec: SpawnSpec): Promise<ProcessHandle>;
-  /** Whether a TCP port accepts connections on the runtime's host (readiness on remote hosts). */
-  portOpen?(port: number): Promise<boolean>;
+  /** Whether something accepts TCP connections on `port` where this runtime's processes run. */
+  portOpen(port: number): Promise<boolean>;
 }
