@@ -59,7 +59,7 @@ describe("foreground on a remote host", () => {
     expect(r.error_code).toBe("TIMEOUT");
     expect(r.error).toBe("Command timed out after 1 seconds");
     expect(await waitNoProcess(`sleep ${marker}`)).toEqual([]);
-  });
+  }, 30_000);
 
   test("a command with quotes, $, newlines and backslashes runs byte-for-byte as written", async () => {
     const command = [
@@ -108,6 +108,19 @@ describe("foreground on a remote host", () => {
     expect(r.stdout).toBe("it's $fine|cat|unset\n");
   });
 
+  test("a remote rc file that prints text does not leak into the output", async () => {
+    const rc = join(sshd.home, ".bashrc");
+    const lean = readFileSync(rc, "utf8");
+    writeFileSync(rc, `${lean}echo "welcome to the box"\necho P-not-a-pgid\n`);
+    try {
+      const r = await server.call("bash", { command: "echo clean", host: "box" });
+      expect(r.stdout).toBe("clean\n");
+      expect(r.exit_code).toBe(0);
+    } finally {
+      writeFileSync(rc, lean);
+    }
+  });
+
   test("unknown host name → INVALID_ARGUMENT listing the known hosts", async () => {
     const r = await server.call("bash", { command: "true", host: "nope" });
     expect(r.error_code).toBe("INVALID_ARGUMENT");
@@ -124,7 +137,7 @@ describe("foreground on a remote host", () => {
       expect(r.stdout).toBe(`${i}\n`);
       expect(r.exit_code).toBe(0);
     });
-  });
+  }, 30_000);
 });
 
 describe("background on a remote host", () => {
@@ -147,7 +160,7 @@ describe("background on a remote host", () => {
     const deadline = Date.now() + 5000;
     while (remoteTaskDirs().length && Date.now() < deadline) await Bun.sleep(50);
     expect(remoteTaskDirs()).toEqual([]);
-  });
+  }, 30_000);
 
   test("kill_shell terminates the remote group, grandchildren too", async () => {
     const a = uniqueSleep();
@@ -168,7 +181,7 @@ describe("background on a remote host", () => {
     const out = await server.call("task_output", { task_id: bg.task_id, wait: true, timeout: 10 });
     expect(out.status).toBe("killed");
     expect(out.stdout).toBe("started\n");
-  });
+  }, 30_000);
 
   test("more background tasks than session slots: all collected, foreground commands still get through", async () => {
     const ids: string[] = [];
@@ -230,7 +243,7 @@ describe("background on a remote host", () => {
     const out = await server.call("task_output", { task_id: bg.task_id, wait: true, timeout: 30 });
     expect(out.status).toBe("lost");
     expect(out.lost_reason).toContain("gone");
-  });
+  }, 30_000);
 });
 
 describe("tty on a remote host", () => {
@@ -241,7 +254,7 @@ describe("tty on a remote host", () => {
     r = await server.call("write_stdin", { task_id: bg.task_id, chars: "6*7\n", yield_ms: 2000 });
     expect(r.output).toContain("42");
     await server.call("kill_shell", { task_id: bg.task_id });
-  });
+  }, 30_000);
 });
 
 describe("connection failures name the cause", () => {

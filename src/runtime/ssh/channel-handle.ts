@@ -4,6 +4,9 @@ import type { OpenChannel, SshConnection } from "./connection.ts";
 import { SshError } from "./errors.ts";
 import { aliveScript, signalScript } from "./scripts.ts";
 
+/** Output the remote user's rc files may print before our first line. */
+const MAX_PREAMBLE_BYTES = 64 * 1024;
+
 /**
  * A remote command streamed directly on its own exec channel: foreground commands, tty
  * sessions and commands whose stdin stays open. The first output line is `P<pgid>`
@@ -45,22 +48,29 @@ export class ChannelHandle implements ProcessHandle {
     channel.on("data", (d: Buffer) => {
       if (this.head === null) return this.push(this.stdoutCtl, d);
       this.head = Buffer.concat([this.head, d]);
-      const nl = this.head.indexOf(10);
-      if (nl < 0) return;
-      const line = this.head.subarray(0, nl).toString("latin1").replace(/\r$/, "");
-      const rest = this.head.subarray(nl + 1);
+      // Lines before ours come from the remote user's rc files: skip them (bounded).
+      let line: string | null = null;
+      let rest = this.head;
+      for (let nl = rest.indexOf(10); nl >= 0; nl = rest.indexOf(10)) {
+        const candidate = rest.subarray(0, nl).toString("latin1").replace(/\r$/, "");
+        rest = rest.subarray(nl + 1);
+        if (candidate === "C" || /^P\d+$/.test(candidate)) {
+          line = candidate;
+          break;
+        }
+      }
+      if (line === null) {
+        this.head = rest;
+        if (this.head.byteLength > MAX_PREAMBLE_BYTES) {
+          this.head = null;
+          startFailed(new SshError("IO_ERROR", `The remote shell on host '${conn.name}' printed too much before starting the command (rc files?)`, { host: conn.name }));
+        }
+        return;
+      }
       this.head = null;
       const m = /^P(\d+)$/.exec(line);
-      if (line === "C") {
+      if (!m) {
         startFailed(new SshError("NOT_FOUND", `working_directory not found on host '${conn.name}': ${cwd}`, { host: conn.name, working_directory: cwd }));
-      } else if (!m) {
-        startFailed(
-          new SshError(
-            "IO_ERROR",
-            `Unexpected output from the remote shell on host '${conn.name}' before the command started (does a shell rc file print text?): ${JSON.stringify(line.slice(0, 200))}`,
-            { host: conn.name },
-          ),
-        );
       } else {
         this.pgidValue = Number(m[1]);
         if (rest.byteLength) this.push(this.stdoutCtl, rest);

@@ -20,13 +20,16 @@ export function taskDir(name: string): string {
  * A command streamed directly on its channel (foreground, tty, open stdin). sshd makes the
  * remote shell a session leader, so its `$$` is the pgid (and sid) of everything the
  * command starts; `exec` keeps that pid, so the channel reports the command's own exit.
+ * `--norc`: bash sources ~/.bashrc when it believes sshd started it, and `exec` lowers
+ * SHLVL so the inner bash would believe it too (rc output would mix into the command's);
+ * the login shell has already run the rc files and exported their environment.
  */
 export function directScript(command: string, cwd: string, env: Record<string, string>): string {
   return [
     `cd -- ${remoteDir(cwd)} 2>/dev/null || { echo C; exit 126; }`,
     exportEnv(env),
     `echo "P$$"`,
-    `exec bash -c ${shq(command)}`,
+    `exec bash --norc -c ${shq(command)}`,
   ].join("\n");
 }
 
@@ -47,7 +50,7 @@ export function launchScript(name: string, command: string, cwd: string, env: Re
     exportEnv(env),
     `setsid sh -c '` +
       `d=$1; echo $$ > "$d/waiter"; ` +
-      `setsid bash -c "$2" < "$3" > "$d/out" 2> "$d/err" & ` +
+      `setsid bash --norc -c "$2" < "$3" > "$d/out" 2> "$d/err" & ` +
       `echo $! > "$d/pgid.tmp"; mv "$d/pgid.tmp" "$d/pgid"; ` +
       `wait $!; echo $? > "$d/exit.tmp"; mv "$d/exit.tmp" "$d/exit"` +
       `' agent-shell-waiter "$d" ${shq(command)} "$in" </dev/null >/dev/null 2>&1 &`,
