@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type McpSession, startServer } from "./helpers/mcp.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
@@ -287,6 +287,22 @@ describe("connection failures name the cause", () => {
     }
   });
 
+  test("hashed known_hosts entries (ssh-keygen -H) are recognised", async () => {
+    const file = join(sshd.dir, "hashed_known_hosts");
+    writeFileSync(file, readFileSync(sshd.knownHosts));
+    const hash = Bun.spawnSync(["ssh-keygen", "-H", "-f", file], { stdout: "ignore", stderr: "ignore" });
+    expect(hash.exitCode).toBe(0);
+    rmSync(`${file}.old`, { force: true });
+    expect(readFileSync(file, "utf8")).toStartWith("|1|");
+    const s = await serverWith(sshd.hostToml("box", { known_hosts: file }));
+    try {
+      const r = await s.call("bash", { command: "echo ok", host: "box" });
+      expect(r.stdout).toBe("ok\n");
+    } finally {
+      await s.close();
+    }
+  });
+
   test("a changed host key is refused, naming the known_hosts file", async () => {
     const file = join(sshd.dir, "changed_known_hosts");
     writeFileSync(file, `[127.0.0.1]:${sshd.port} ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n`);
@@ -327,6 +343,20 @@ describe("connection failures name the cause", () => {
       await s.close();
     }
   });
+
+  test("a server that never answers the handshake → timed out", async () => {
+    // Accepts TCP connections and stays silent, like a black-holed SSH port.
+    const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {}, open() {} } });
+    const s = await serverWith(sshd.hostToml("box", { port: silent.port }));
+    try {
+      const r = await s.call("bash", { command: "true", host: "box" });
+      expect(r.error_code).toBe("IO_ERROR");
+      expect(r.error).toContain("timed out");
+    } finally {
+      await s.close();
+      silent.stop(true);
+    }
+  }, 40_000);
 
   test("a port with nothing listening → connection refused", async () => {
     const port = await freePort();
