@@ -61,6 +61,16 @@ describe("foreground on a remote host", () => {
     expect(await waitNoProcess(`sleep ${marker}`)).toEqual([]);
   }, 30_000);
 
+  test("a remote group that ignores SIGTERM is killed after the grace period", async () => {
+    const marker = uniqueSleep(30);
+    const t0 = performance.now();
+    const r = await server.call("bash", { command: `trap '' TERM; sleep ${marker}`, host: "box", timeout_seconds: 1 });
+    expect(r.error_code).toBe("TIMEOUT");
+    expect(await waitNoProcess(`sleep ${marker}`)).toEqual([]);
+    // TERM is ignored, so the end comes from KILL after the grace period (2 s by default).
+    expect(performance.now() - t0).toBeGreaterThan(2500);
+  }, 30_000);
+
   test("a command with quotes, $, newlines and backslashes runs byte-for-byte as written", async () => {
     const command = [
       `printf '%s|' "it's" 'say "hi"' '$HOME' "\\$PATH" 'back\\slash' "a\\\\b"`,
@@ -181,6 +191,23 @@ describe("background on a remote host", () => {
     const out = await server.call("task_output", { task_id: bg.task_id, wait: true, timeout: 10 });
     expect(out.status).toBe("killed");
     expect(out.stdout).toBe("started\n");
+  }, 30_000);
+
+  test("ready_port is checked on the remote host", async () => {
+    const port = await freePort();
+    const bg = await server.call("bash", {
+      command: `exec python3 -m http.server ${port} --bind 127.0.0.1`,
+      host: "box",
+      run_in_background: true,
+      ready_port: port,
+      ready_timeout_seconds: 20,
+    });
+    expect(bg.error).toBeUndefined();
+    expect(bg.ready).toBe(true);
+    const fetched = await server.call("bash", { command: `curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:${port}/`, host: "box" });
+    expect(fetched.stdout).toBe("200");
+    const k = await server.call("kill_shell", { task_id: bg.task_id });
+    expect(k.status).toBe("killed");
   }, 30_000);
 
   test("more background tasks than session slots: all collected, foreground commands still get through", async () => {
