@@ -44,6 +44,7 @@ export class ChannelHandle implements ProcessHandle {
     let startedOk!: () => void;
     let startFailed!: (e: Error) => void;
     this.started = new Promise((resolve, reject) => ((startedOk = resolve), (startFailed = reject)));
+    this.started.catch(() => {}); // observed by open(); never an unhandled rejection
     // Every listener is attached at once: ssh2 may deliver data, exit and close in one burst.
     channel.on("data", (d: Buffer) => {
       if (this.head === null) return this.push(this.stdoutCtl, d);
@@ -154,8 +155,15 @@ export class ChannelHandle implements ProcessHandle {
     if (!this.stdinOpen) throw new Error("stdin is closed");
     const n = typeof bytes === "string" ? Buffer.byteLength(bytes) : bytes.byteLength;
     await new Promise<void>((resolve) => {
-      if (this.channel.write(bytes)) resolve();
-      else this.channel.once("drain", () => resolve());
+      if (this.channel.write(bytes)) return resolve();
+      // Back-pressure: wait for the window to open, or for the channel to go away.
+      const done = () => {
+        this.channel.off("drain", done);
+        this.channel.off("close", done);
+        resolve();
+      };
+      this.channel.on("drain", done);
+      this.channel.on("close", done);
     });
     return n;
   }
