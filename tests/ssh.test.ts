@@ -118,6 +118,18 @@ describe("foreground on a remote host", () => {
     expect(r.stdout).toBe("it's $fine|cat|unset\n");
   });
 
+  test("stdin text reaches remote commands byte-for-byte, foreground and background", async () => {
+    const text = "line 1\nit's $HOME \\ \"q\"\nno newline at end";
+    const fg = await server.call("bash", { command: "cat", host: "box", stdin: text });
+    expect(fg.stdout).toBe(text);
+    const bg = await server.call("bash", { command: "cat", host: "box", stdin: text, run_in_background: true });
+    const out = await server.call("task_output", { task_id: bg.task_id, wait: true, timeout: 20 });
+    expect(out.stdout).toBe(text);
+    // Without stdin, a remote command reads end-of-file at once (like /dev/null).
+    const none = await server.call("bash", { command: "cat; echo eof", host: "box", timeout_seconds: 10 });
+    expect(none.stdout).toBe("eof\n");
+  }, 30_000);
+
   test("a remote rc file that prints text does not leak into the output", async () => {
     const rc = join(sshd.home, ".bashrc");
     const lean = readFileSync(rc, "utf8");

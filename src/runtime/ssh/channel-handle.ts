@@ -119,7 +119,7 @@ export class ChannelHandle implements ProcessHandle {
       await handle.write(opts.stdin.text);
       handle.closeStdin();
     } else if (opts.stdin === null && !opts.tty) {
-      handle.closeStdin();
+      channel.end(); // end-of-file at once, like /dev/null
     }
     try {
       await handle.started;
