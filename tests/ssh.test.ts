@@ -71,6 +71,19 @@ describe("foreground on a remote host", () => {
     expect(performance.now() - t0).toBeGreaterThan(2500);
   }, 30_000);
 
+  test("SIGKILL of agent-shell: its remote foreground commands are terminated too", async () => {
+    const marker = uniqueSleep(30);
+    const s = await startServer({ args: ["--config", configFile] });
+    void s.call("bash", { command: `sleep ${marker}`, host: "box" }).catch(() => {});
+    const deadline = Date.now() + 10_000;
+    while (sleeping(marker).length === 0 && Date.now() < deadline) await Bun.sleep(20);
+    expect(sleeping(marker).length).toBe(1);
+    process.kill(s.pid, "SIGKILL");
+    await s.close();
+    // The connection closes with the process; the remote control shell reaps what it tracked.
+    expect(await waitNoProcess(`sleep ${marker}`, 8000)).toEqual([]);
+  }, 30_000);
+
   test("a command with quotes, $, newlines and backslashes runs byte-for-byte as written", async () => {
     const command = [
       `printf '%s|' "it's" 'say "hi"' '$HOME' "\\$PATH" 'back\\slash' "a\\\\b"`,

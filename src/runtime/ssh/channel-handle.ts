@@ -127,6 +127,7 @@ export class ChannelHandle implements ProcessHandle {
       handle.dispose();
       throw e;
     }
+    conn.track(handle.pgid);
     return handle;
   }
 
@@ -196,6 +197,7 @@ export class ChannelHandle implements ProcessHandle {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    if (this.pgidValue) this.conn.untrack(this.pgidValue);
     this.endStreams();
     try {
       this.channel.close();

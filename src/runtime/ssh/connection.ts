@@ -199,6 +199,17 @@ export class SshConnection {
     }
   }
 
+  /** The remote watchdog: terminate group `pgid` if this connection goes away before `untrack`. */
+  track(pgid: number): void {
+    void this.controlShell()
+      .then((s) => s.track(pgid))
+      .catch(() => {});
+  }
+
+  untrack(pgid: number): void {
+    if (this.shell && !this.shell.closed) void this.shell.untrack(pgid).catch(() => {});
+  }
+
   private async controlShell(): Promise<ControlShell> {
     if (this.shell && !this.shell.closed) return this.shell;
     this.shellStarting ??= this.exec("exec sh", { priority: "control" })
