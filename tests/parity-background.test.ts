@@ -137,6 +137,36 @@ describe("task_output (parity)", () => {
   });
 });
 
+describe("task_output while running", () => {
+  test("output without a newline is visible while the task runs (no line buffering)", async () => {
+    const marker = uniqueSleep(60);
+    const { task_id } = await bg(`printf partial; sleep ${marker}`);
+    await until(async () => (await s.call("task_output", { task_id })).stdout === "partial", 5000, "partial output");
+    await s.call("kill_shell", { task_id });
+  });
+
+  test("two concurrent waits on one task both return when it exits", async () => {
+    const { task_id } = await bg("sleep 0.5; echo fin");
+    const [a, b] = await Promise.all([
+      s.call("task_output", { task_id, wait: true, timeout: 20 }),
+      s.call("task_output", { task_id, wait: true, timeout: 20 }),
+    ]);
+    expect(a.status).toBe("completed");
+    expect(b.status).toBe("completed");
+    expect(b.stdout).toBe("fin\n");
+  });
+
+  test("wait: true with timeout: 0 returns at once", async () => {
+    const marker = uniqueSleep(60);
+    const { task_id } = await bg(`sleep ${marker}`);
+    const started = Date.now();
+    const r = await s.call("task_output", { task_id, wait: true, timeout: 0 });
+    expect(r.status).toBe("running");
+    expect(Date.now() - started).toBeLessThan(2_000);
+    await s.call("kill_shell", { task_id });
+  });
+});
+
 describe("kill_shell", () => {
   test("kill_shell on `sleep 100` → killed, success, and the sleep is gone from ps when it returns", async () => {
     const marker = uniqueSleep(100);

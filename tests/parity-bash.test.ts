@@ -287,3 +287,48 @@ describe("bash background start", () => {
     }
   });
 });
+
+describe("bash under pressure", () => {
+  test("a foreground flood of 100 MB on stdout and stderr at once finishes, truncated, with the right totals", async () => {
+    const r = await s.call("bash", {
+      command: "yes out | head -c 50000000 & yes err | head -c 50000000 >&2; wait",
+      timeout_seconds: 60,
+    });
+    expect(r.exit_code).toBe(0);
+    expect(splitTruncated(r.stdout).marker).toContain("50000000");
+    expect(splitTruncated(r.stderr).marker).toContain("50000000");
+  }, 90_000);
+
+  test("foreground calls on one server run concurrently, not one after another", async () => {
+    const started = Date.now();
+    const results = await Promise.all([1, 2, 3].map((i) => s.call("bash", { command: `sleep 1; echo ${i}` })));
+    expect(results.map((r) => r.stdout)).toEqual(["1\n", "2\n", "3\n"]);
+    expect(Date.now() - started).toBeLessThan(2_800);
+  });
+
+  test("an exit code above 128 from `exit` is a plain exit code, with no signal field", async () => {
+    const r = await s.call("bash", { command: "exit 143" });
+    expect(r.exit_code).toBe(143);
+    expect("signal" in r).toBe(false);
+  });
+
+  test("a UTF-8 character split across two writes is decoded whole", async () => {
+    const r = await s.call("bash", { command: "printf '\\xc3'; sleep 0.2; printf '\\xa9\\n'" });
+    expect(r.stdout).toBe("é\n");
+  });
+
+  test("timeout_seconds does not limit a background task", async () => {
+    const { task_id } = await s.call("bash", { command: "sleep 1.5; echo done", run_in_background: true, timeout_seconds: 1 });
+    const r = await s.call("task_output", { task_id, wait: true, timeout: 10 });
+    expect(r.status).toBe("completed");
+    expect(r.exit_code).toBe(0);
+    expect(r.stdout).toBe("done\n");
+  });
+
+  test("the background result's pid is the command's process (group leader)", async () => {
+    const { task_id, pid } = await s.call("bash", { command: "echo $$; cut -d' ' -f5 /proc/$$/stat", run_in_background: true });
+    const r = await s.call("task_output", { task_id, wait: true, timeout: 5 });
+    expect(r.stdout).toBe(`${pid}\n${pid}\n`);
+  });
+});
+
