@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
 import { uniqueSleep } from "./helpers/procs.ts";
+import { spawnRaw, toolResult } from "./helpers/raw-mcp.ts";
 
 let s: McpSession;
 let tools: Map<string, any>;
@@ -79,6 +80,43 @@ describe("result envelope", () => {
     const r = checkEnvelope(await s.callRaw("bash", { command: `printf '"q" \\\\ \\t é 🦀\\n'` }));
     expect(r.stdout).toBe(`"q" \\ \t é 🦀\n`);
   });
+});
+
+describe("result size (stock MCP clients reject messages over 10 MiB)", () => {
+  /** 1.5 MB on stdout and on stderr. */
+  const big = "head -c 1500000 /dev/zero | tr '\\0' a; head -c 1500000 /dev/zero | tr '\\0' b >&2";
+
+  test("task_output of one task at max_bytes 1,000,000 stays under about 2.5 MB", async () => {
+    const raw = await spawnRaw();
+    try {
+      const { task_id } = toolResult(await raw.request("tools/call", { name: "bash", arguments: { command: big, run_in_background: true } }));
+      const resp = await raw.request("tools/call", { name: "task_output", arguments: { task_id, wait: true, timeout: 20, max_bytes: 1_000_000 } });
+      const result = toolResult(resp);
+      expect(result.status).toBe("completed");
+      expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(2_600_000);
+    } finally {
+      await raw.dispose();
+    }
+  });
+
+  test("task_output over several tasks at max_bytes 1,000,000 still stays under about 2.5 MB", async () => {
+    const raw = await spawnRaw();
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        ids.push(toolResult(await raw.request("tools/call", { name: "bash", arguments: { command: big, run_in_background: true } })).task_id);
+      }
+      const resp = await raw.request("tools/call", {
+        name: "task_output",
+        arguments: { task_ids: ids, wait: true, timeout: 20, max_bytes: 1_000_000 },
+      });
+      const result = toolResult(resp);
+      expect(result.error_code ?? result.finished.length).not.toBeUndefined();
+      expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(2_600_000);
+    } finally {
+      await raw.dispose();
+    }
+  }, 60_000);
 });
 
 describe("tools/list", () => {

@@ -145,6 +145,17 @@ describe("task_output while running", () => {
     await s.call("kill_shell", { task_id });
   });
 
+  test("kill_shell during a task_output wait ends the wait with status killed", async () => {
+    const marker = uniqueSleep(60);
+    const { task_id } = await bg(`sleep ${marker}`);
+    const started = Date.now();
+    const waiting = s.call("task_output", { task_id, wait: true, timeout: 30 });
+    await s.call("kill_shell", { task_id });
+    const r = await waiting;
+    expect(r.status).toBe("killed");
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   test("two concurrent waits on one task both return when it exits", async () => {
     const { task_id } = await bg("sleep 0.5; echo fin");
     const [a, b] = await Promise.all([
@@ -507,6 +518,10 @@ describe("unread flood", () => {
     expect(t.shownBytes).toBeLessThanOrEqual(100_000);
     expect(t.head.startsWith("0123456789abc")).toBe(true);
     expect(t.tail.endsWith("\nEND\n")).toBe(true);
+    // The full output is spooled: a range read deep inside it returns the exact bytes.
+    // Each `yes` line is 63 bytes; 99,999,963 = 63 × 1,587,301 is the start of a line.
+    const mid = await s.call("task_output", { task_id, offset: 99_999_963, length: 20 });
+    expect(mid.stdout).toBe("0123456789abcdefghij");
     // Memory is bounded: the server did not hold 200 MB (generous bound; the SPEC's budget is a benchmark).
     const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${s.pid}/status`, "latin1"))![1]) * 1024;
     expect(hwm).toBeLessThan(190_000_000);
