@@ -262,6 +262,9 @@ describe("bash background start", () => {
     expect(r.status).toBe("running");
     expect(r.description).toBe("bg sleep");
     expect(typeof r.pid).toBe("number");
+    // It is running: it appears in ps (once its exec has happened).
+    const deadline = Date.now() + 5000;
+    while (processesMatching(`sleep ${marker}`).length === 0 && Date.now() < deadline) await Bun.sleep(20);
     expect(processesMatching(`sleep ${marker}`).length).toBe(1);
     await s.call("kill_shell", { task_id: r.task_id });
     expect(processesMatching(`sleep ${marker}`)).toEqual([]);
