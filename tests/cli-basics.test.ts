@@ -2,11 +2,14 @@
  * The foundation's command line (issue 2, SPEC §1 and §8): `--version`, `--help`,
  * `call TOOL [JSON|-]` with its exit codes, and a binary that needs no Bun/Node/node_modules.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY } from "./helpers/mcp.ts";
+
+// Real processes on a shared 2-core machine: bun's 5 s default is too tight under load.
+setDefaultTimeout(30_000);
 
 let dir: string;
 let stateDir: string;

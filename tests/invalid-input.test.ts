@@ -2,9 +2,12 @@
  * SPEC §2 bad input: INVALID_ARGUMENT with a message naming the field, returned (never thrown)
  * for every tool; unknown tools; and a malformed JSON line on the server's stdin.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
 import { spawnRaw, toolResult } from "./helpers/raw-mcp.ts";
+
+// Real processes on a shared 2-core machine: bun's 5 s default is too tight under load.
+setDefaultTimeout(30_000);
 
 let s: McpSession;
 let taskId: string;

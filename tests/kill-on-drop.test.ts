@@ -3,10 +3,13 @@
  * call (timeout, MCP cancellation, the server shutting down), a foreground call leaves nothing
  * running, and a program prompting on /dev/tty fails at once.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { alive, startServer, type McpSession } from "./helpers/mcp.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 import { spawnRaw, toolResult, type RawServer } from "./helpers/raw-mcp.ts";
+
+// Real processes on a shared 2-core machine: bun's 5 s default is too tight under load.
+setDefaultTimeout(30_000);
 
 let s: McpSession;
 
@@ -52,6 +55,16 @@ describe("foreground timeout", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(processesMatching(`sleep ${marker}`)).toEqual([]);
   });
+
+  test("a timeout also waits out a grandchild that ignores SIGTERM", async () => {
+    const marker = uniqueSleep(300);
+    const r = await s.call("bash", {
+      command: `bash -c "trap '' TERM; sleep ${marker}; sleep ${marker}" & sleep ${marker}; wait`,
+      timeout_seconds: 1,
+    });
+    expect(r.error_code).toBe("TIMEOUT");
+    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+  });
 });
 
 describe("MCP cancellation", () => {
@@ -74,6 +87,7 @@ describe("MCP cancellation", () => {
   test("cancelling a task_output wait leaves the background task running", async () => {
     const marker = uniqueSleep(300);
     const { task_id } = await s.call("bash", { command: `sleep ${marker}`, run_in_background: true });
+    await appears(`sleep ${marker}`);
     const controller = new AbortController();
     const waiting = s.call("task_output", { task_id, wait: true, timeout: 60 }, { signal: controller.signal }).catch(() => "rejected");
     controller.abort();

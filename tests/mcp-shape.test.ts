@@ -3,10 +3,13 @@
  * result has `error`, the error shape, tool descriptions ending with a `Returns:` clause, and
  * JSON Schemas in tools/list generated from the parameters of §3.1, §3.3, §3.4 and §4.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
 import { uniqueSleep } from "./helpers/procs.ts";
 import { spawnRaw, toolResult } from "./helpers/raw-mcp.ts";
+
+// Real processes on a shared 2-core machine: bun's 5 s default is too tight under load.
+setDefaultTimeout(30_000);
 
 let s: McpSession;
 let tools: Map<string, any>;

@@ -2,12 +2,15 @@
  * SPEC §3.3 kill_shell, §3.4 task_output, and from §4: task_list and task_output's
  * only_new / tail_lines / filter / max_bytes and read cursors. Also the unread 200 MB flood.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 import { splitTruncated } from "./helpers/truncation.ts";
+
+// Real processes on a shared 2-core machine: bun's 5 s default is too tight under load.
+setDefaultTimeout(30_000);
 
 let s: McpSession;
 
@@ -208,6 +211,31 @@ describe("kill_shell", () => {
     expect(r.status).toBe("killed");
     expect(processesMatching(`sleep ${marker}`)).toEqual([]);
     expect(elapsed).toBeLessThan(10_000);
+  });
+
+  test("kill sends SIGTERM first: a task that cleans up on TERM gets to run its handler", async () => {
+    const marker = uniqueSleep(100);
+    const { task_id } = await bg(`trap 'echo cleanup; exit 0' TERM; echo ready; sleep ${marker} & wait`);
+    await until(async () => (await s.call("task_output", { task_id, offset: 0 })).stdout === "ready\n", 5000, "ready");
+    await until(() => processesMatching(`sleep ${marker}`).some((p) => p.cmdline.startsWith("sleep")), 5000, "the sleep");
+    const r = await s.call("kill_shell", { task_id });
+    expect(r.status).toBe("killed");
+    const out = await s.call("task_output", { task_id });
+    expect(out.status).toBe("killed");
+    expect(out.stdout).toBe("ready\ncleanup\n");
+    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+  });
+
+  test("kill waits for a grandchild that ignores SIGTERM after its leader died (SIGKILL after the grace period)", async () => {
+    const marker = uniqueSleep(300);
+    const { task_id } = await bg(`bash -c "trap '' TERM; sleep ${marker}; sleep ${marker}" & sleep ${marker}`);
+    await until(() => processesMatching(`sleep ${marker}`).filter((p) => p.cmdline.startsWith("sleep")).length === 2, 5000, "two sleeps");
+    const started = Date.now();
+    const r = await s.call("kill_shell", { task_id });
+    expect(r.status).toBe("killed");
+    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+    // TERM was tried first: the grace period (default 2 s) passed before SIGKILL.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
   });
 
   test("the killed task stays readable through task_output with status killed", async () => {

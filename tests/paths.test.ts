@@ -2,11 +2,14 @@
  * SPEC §3.1 working_directory and §6 allowed paths: relative paths against the cwd, symlinks
  * followed, ACCESS_DENIED / NOT_FOUND / INVALID_ARGUMENT naming the path, --allow and --cwd.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
+
+// Real processes on a shared 2-core machine: bun's 5 s default is too tight under load.
+setDefaultTimeout(30_000);
 
 let s: McpSession;
 /** A directory outside the server's allowed paths. */

@@ -2,11 +2,14 @@
  * SPEC §6 safety: the blocked and caution classification (pure functions, a table of every
  * SPEC example and the original's test cases), and the MCP confirmation flow end to end.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { blockedPattern, needsCaution } from "../src/safety/patterns.ts";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
+
+// Real processes on a shared 2-core machine: bun's 5 s default is too tight under load.
+setDefaultTimeout(30_000);
 
 const BLOCKED: string[] = [
   // recursive rm of /, /* or ~ (the original's cases first)
