@@ -127,6 +127,10 @@ describe("task tool arguments", () => {
     await invalid("task_output", { task_id: taskId, max_bytes: 2_000_000 }, "max_bytes");
   });
 
+  test("task_output with an unknown stream value → INVALID_ARGUMENT naming stream", async () => {
+    await invalid("task_output", { task_id: taskId, offset: 0, stream: "both" }, "stream");
+  });
+
   test("task_list with an unknown status value → INVALID_ARGUMENT naming status", async () => {
     await invalid("task_list", { status: "bogus" }, "status");
   });

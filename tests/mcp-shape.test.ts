@@ -170,6 +170,7 @@ describe("tools/list", () => {
     expect(p.description.type).toBe("string");
     expect(p.timeout_seconds.type).toBe("integer");
     expect(p.timeout_seconds.minimum).toBe(1);
+    expect(p.timeout_seconds.description).toContain("120");
     expect(p.confirmed.type).toBe("boolean");
     expect(p.working_directory.type).toBe("string");
     expect(p.run_in_background.type).toBe("boolean");

@@ -273,6 +273,12 @@ describe("bash background start", () => {
     expect(processesMatching(`sleep ${marker}`)).toEqual([]);
   });
 
+  test("`stdin` text reaches a background command too", async () => {
+    const { task_id } = await s.call("bash", { command: "cat", stdin: "to the background", run_in_background: true });
+    const r = await s.call("task_output", { task_id, wait: true, timeout: 10 });
+    expect(r.stdout).toBe("to the background");
+  });
+
   test("two background calls get distinct, increasing bg- ids", async () => {
     const a = await s.call("bash", { command: "true", run_in_background: true });
     const b = await s.call("bash", { command: "true", run_in_background: true });
