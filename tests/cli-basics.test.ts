@@ -84,6 +84,18 @@ describe("agent-shell CLI basics", () => {
     expect(r.code).toBe(2);
   });
 
+  test("mcp --timeout 0 is a usage error naming --timeout: exit 2", () => {
+    const r = run(["mcp", "--timeout", "0", "--state-dir", stateDir]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--timeout");
+  });
+
+  test("an unknown mcp flag is a usage error: exit 2", () => {
+    const r = run(["mcp", "--no-such-flag", "--state-dir", stateDir]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("no-such-flag");
+  });
+
   test("the binary runs with no Bun, Node or node_modules reachable", () => {
     const bin = join(dir, "bin");
     require("node:fs").mkdirSync(bin);

@@ -283,6 +283,18 @@ describe("safety over MCP", () => {
     expect(existsSync(join(s.cwd, "case.txt"))).toBe(true);
   });
 
+  test("confirmation matches byte-for-byte: Unicode is not normalised (NFC ≠ NFD)", async () => {
+    const nfc = "rm caf\u00e9.txt";
+    const nfd = "rm cafe\u0301.txt";
+    const path = victim("caf\u00e9.txt");
+    await s.call("bash", { command: nfc });
+    const r = await s.call("bash", { command: nfd, confirmed: true });
+    expect(r.error_code).toBe("BLOCKED");
+    expect(existsSync(path)).toBe(true);
+    expect((await s.call("bash", { command: nfc, confirmed: true })).success).toBe(true);
+    expect(existsSync(path)).toBe(false);
+  });
+
   test("a refused mismatch does not consume the pending record of the exact command", async () => {
     const path = victim("keep.txt");
     await s.call("bash", { command: "rm keep.txt" });
