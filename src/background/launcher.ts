@@ -4,6 +4,7 @@ import { OutputStream } from "./output-stream.ts";
 import type { Registry } from "./registry.ts";
 import type { OwnerFolder } from "./state-dir.ts";
 import { Task, type TaskKind } from "./task.ts";
+import { TerminalScreen } from "./terminal-screen.ts";
 import { join } from "node:path";
 
 export interface LaunchRequest {
@@ -40,6 +41,8 @@ export class Launcher {
         maxBytes: this.config.max_log_bytes,
         startAfter: spoolAfter,
       });
+    const stdout = stream("stdout");
+    const ttyOutput = req.spec.tty ? await ttyStreams(req.spec.tty, stdout, logDir, this.config) : undefined;
     const task = new Task({
       kind: req.kind,
       command: req.command,
@@ -50,9 +53,11 @@ export class Launcher {
       host: req.host,
       tty: req.spec.tty !== undefined,
       killGraceMs: this.config.kill_grace_seconds * 1000,
-      stdout: stream("stdout"),
+      stdout,
       stderr: stream("stderr"),
       logDir,
+      ttyOutput,
+      keepStdinOpen: req.spec.stdin === "pipe",
     });
     if (req.background) for (const s of [task.stdout, task.stderr]) s.spool?.open();
     let handle;
@@ -76,4 +81,12 @@ export class Launcher {
     }
     return task;
   }
+}
+
+/** Raw PTY bytes are kept in full on disk (tty.raw.log); memory holds only a little. */
+const RAW_MEMORY_BYTES = 64 * 1024;
+
+async function ttyStreams(size: { cols: number; rows: number }, stdout: OutputStream, logDir: string, config: Config) {
+  const raw = new OutputStream("stdout", RAW_MEMORY_BYTES, { path: join(logDir, "tty.raw.log"), maxBytes: config.max_log_bytes, startAfter: 0 });
+  return { raw, screen: await TerminalScreen.create(size.cols, size.rows, stdout) };
 }
