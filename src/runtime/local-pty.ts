@@ -26,7 +26,7 @@ export function spawnLocalPty(spec: SpawnSpec): ProcessHandle {
       controller.close();
     } catch {}
   };
-  const proc = Bun.spawn(["bash", "-c", spec.command], {
+  const proc = Bun.spawn(spec.argv ?? ["bash", "-c", spec.command], {
     cwd: spec.cwd,
     env: spec.env,
     detached: true,
