@@ -16,10 +16,17 @@ import { TerminalText } from "./terminal-text.ts";
  * of piling output up in memory.
  */
 
-/** Rows kept above the screen. Harvesting after every piece keeps far below this. */
-const SCROLLBACK = 5000;
-/** Input is rendered in pieces this small, so no piece can scroll SCROLLBACK rows at once. */
-const PIECE = 4096;
+/**
+ * Rows kept above the screen. Committed rows are not needed any more, but the emulator only
+ * drops rows when its scrollback is full, so this bounds its memory (1000 rows: ~105 MB peak
+ * server RSS for 50 MB of output, against ~140 MB with 5000).
+ */
+const SCROLLBACK = 1000;
+/**
+ * Input is rendered in pieces this small and committed after each, so no piece can scroll
+ * more than SCROLLBACK rows past the commit marker (a row needs at least one byte).
+ */
+const PIECE = 1000;
 
 type XTermModule = typeof import("@xterm/headless");
 let xtermModule: Promise<XTermModule> | null = null;
