@@ -204,6 +204,14 @@ describe("tty: interactive programs with write_stdin", () => {
   }, 60_000);
 });
 
+describe("tty: services", () => {
+  test("ready_pattern sees a line still on the screen", async () => {
+    const r = await startTty(`echo starting; sleep 0.3; echo "Listening on 4321"; sleep ${uniqueSleep()}`, { ready_pattern: "Listening on \\d+", ready_timeout_seconds: 20 });
+    expect(r).toMatchObject({ status: "running", ready: true });
+    await s.call("kill_shell", { task_id: r.task_id });
+  }, 60_000);
+});
+
 describe("write_stdin errors", () => {
   test("a task without tty or keep_stdin_open: INVALID_ARGUMENT saying how to start it", async () => {
     const r = await s.call("bash", { command: `sleep ${uniqueSleep()}`, run_in_background: true });
