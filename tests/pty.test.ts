@@ -105,6 +105,16 @@ describe("tty: rendering through a headless terminal", () => {
     expect(range.stdout).toBe(expected.slice(mid, mid + 200));
   }, 90_000);
 
+  test("tail_lines, filter and only_new read the rendered text like any stream", async () => {
+    const r = await startTty("seq 1 50");
+    const end = await s.call("task_output", { task_id: r.task_id, wait: true, timeout: 20, tail_lines: 3 });
+    expect(end).toMatchObject({ status: "completed", stdout: "48\n49\n50\n" });
+    const f = await s.call("task_output", { task_id: r.task_id, filter: "^4\\d$" });
+    expect(f.stdout).toBe(Array.from({ length: 10 }, (_, i) => `${40 + i}\n`).join(""));
+    const fresh = await s.call("task_output", { task_id: r.task_id, only_new: true });
+    expect(fresh.stdout).toBe("");
+  }, 60_000);
+
   test("a full-screen program (less): screen shows the file's rows; keys scroll it; q quits", async () => {
     const file = join(s.cwd, "pty-less.txt");
     writeFileSync(file, Array.from({ length: 100 }, (_, i) => `row ${String(i + 1).padStart(3, "0")} of the file`).join("\n") + "\n");
