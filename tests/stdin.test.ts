@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { type McpSession, startServer } from "./helpers/mcp.ts";
 import { uniqueSleep, waitNoProcess, waitSessionGone } from "./helpers/procs.ts";
 
@@ -113,6 +115,18 @@ describe("background_after_seconds", () => {
     expect(out).toMatchObject({ status: "completed", exit_code: 0, stdout: "1\n2\n3\n" });
     const listed = await s.call("task_list", {});
     expect(listed.tasks.map((t: any) => t.task_id)).toContain(r.task_id);
+  }, 30_000);
+
+  test("the adopted task's full log lives in its task folder, as for any background task", async () => {
+    const r = await s.call("bash", { command: "seq 1 30000; sleep 1.5; echo end", background_after_seconds: 0.7 });
+    pids.push(r.pid);
+    expect(r).toMatchObject({ backgrounded: true, stdout_truncated: true });
+    const out = await s.call("task_output", { task_id: r.task_id, wait: true, timeout: 20 });
+    expect(out).toMatchObject({ status: "completed", exit_code: 0 });
+    const expected = `${Array.from({ length: 30000 }, (_, i) => `${i + 1}\n`).join("")}end\n`;
+    expect(readFileSync(out.stdout_path, "utf8")).toBe(expected);
+    const owner = readdirSync(join(s.stateDir, "owners"))[0]!;
+    expect(readFileSync(join(s.stateDir, "owners", owner, "tasks", r.task_id, "stdout.log"), "utf8")).toBe(expected);
   }, 30_000);
 
   test("a command that finishes first returns the normal foreground result", async () => {

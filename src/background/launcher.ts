@@ -5,7 +5,8 @@ import type { Registry } from "./registry.ts";
 import type { OwnerFolder } from "./state-dir.ts";
 import { Task, type TaskKind } from "./task.ts";
 import { TerminalScreen } from "./terminal-screen.ts";
-import { join } from "node:path";
+import { existsSync, mkdirSync, renameSync, symlinkSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 export interface LaunchRequest {
   kind: TaskKind;
@@ -75,11 +76,40 @@ export class Launcher {
       task.onEnd(untrack);
       // Spooled foreground output stays readable through its path for the task TTL.
       task.onEnd(() => {
-        if (!task.stdout.spool?.active && !task.stderr.spool?.active) return;
+        if (task.id !== null) return; // adopted: the registry owns its logs now
+        if (!task.stdout.spool?.active && !task.stderr.spool?.active) {
+          // Only a tty's raw log was written: nothing refers to it any more.
+          if (task.rawOutput?.spool?.active) task.removeLogs();
+          return;
+        }
         setTimeout(() => task.removeLogs(), this.config.task_ttl_seconds * 1000).unref?.();
       });
     }
     return task;
+  }
+
+  /**
+   * A running foreground task becomes a background task (background_after_seconds, or a
+   * terminal program waiting at a prompt): same process, same streams. Its log folder
+   * moves to the task folder, where background logs live (recovery reads them there); a
+   * link at the old place keeps the open spools' paths valid.
+   */
+  adopt(task: Task): string {
+    const id = this.registry.allocateId();
+    const target = this.owner.taskDir(id);
+    if (task.logDir && task.logDir !== target) {
+      try {
+        mkdirSync(dirname(target), { recursive: true });
+        if (existsSync(task.logDir)) renameSync(task.logDir, target);
+        else mkdirSync(target, { recursive: true });
+        mkdirSync(dirname(task.logDir), { recursive: true });
+        symlinkSync(target, task.logDir);
+        task.logDir = target;
+      } catch {
+        /* logs stay where they are: still readable, only not where recovery looks */
+      }
+    }
+    return this.registry.register(task, id);
   }
 }
 

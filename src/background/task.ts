@@ -51,7 +51,7 @@ export class Task {
   readonly tty: boolean;
   readonly stdout: OutputStream;
   readonly stderr: OutputStream;
-  readonly logDir?: string;
+  logDir?: string;
   readonly startedAt: Date;
   readonly rawOutput?: OutputStream;
   readonly terminal?: TerminalScreen;
@@ -174,6 +174,7 @@ export class Task {
   removeLogs(): void {
     this.stdout.spool?.close();
     this.stderr.spool?.close();
+    this.rawOutput?.spool?.close();
     if (this.logDir) rmSync(this.logDir, { recursive: true, force: true });
   }
 

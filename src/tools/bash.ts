@@ -109,7 +109,7 @@ export const bashTool = defineTool({
     });
     if (outcome === "backgrounded") {
       // Adopted as is: same process, same output streams, nothing restarted or lost.
-      ctx.registry.register(task);
+      ctx.launcher.adopt(task);
       const stdout = stdoutText(task);
       const output = { ...streamField(stdout, ctx.config.max_output_bytes), ...streamField(task.stderr, ctx.config.max_output_bytes) };
       stdout.cursor = stdout.total;
