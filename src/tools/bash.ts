@@ -68,7 +68,7 @@ export const bashTool = defineTool({
     const spec = {
       command: args.command,
       cwd: guard.cwd,
-      env: childEnv(args.env, args.tty ? { TERM: "xterm-256color" } : {}),
+      env: childEnv(args.env, args.tty ? { TERM: "xterm-256color" } : undefined),
       stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
       tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
     };
