@@ -290,6 +290,31 @@ describe("tty: nothing left behind", () => {
     expect(await waitNoProcess(`sleep ${marker}`)).toEqual([]);
   }, 60_000);
 
+  test("cancelling a foreground tty call (MCP cancellation) kills its session", async () => {
+    const marker = uniqueSleep();
+    const abort = new AbortController();
+    const call = s.call("bash", { command: `sleep ${marker} & sleep ${marker}`, tty: true }, { signal: abort.signal }).catch((e) => e);
+    const sleeps = () => processesMatching(`sleep ${marker}`).filter((p) => p.cmdline === `sleep ${marker}`).length;
+    for (let i = 0; i < 150 && sleeps() < 2; i++) await Bun.sleep(20);
+    expect(sleeps()).toBe(2);
+    abort.abort();
+    await call;
+    expect(await waitNoProcess(`sleep ${marker}`)).toEqual([]);
+  }, 60_000);
+
+  test("kill -9 of the server: an interactive shell and its jobs are gone within 2 s", async () => {
+    const other = await startServer();
+    const marker = uniqueSleep();
+    const r = await other.call("bash", { command: "PS1='W$ ' exec bash --norc --noprofile -i", tty: true, run_in_background: true });
+    await other.call("write_stdin", { task_id: r.task_id, chars: `sleep ${marker} &\nsleep ${marker}\n`, yield_ms: 500 });
+    for (let i = 0; i < 150 && processesMatching(`sleep ${marker}`).length < 2; i++) await Bun.sleep(20);
+    expect(processesMatching(`sleep ${marker}`).length).toBe(2);
+    process.kill(other.pid, "SIGKILL");
+    expect(await waitNoProcess(`sleep ${marker}`, 2000)).toEqual([]);
+    expect(await waitSessionGone(r.pid, 2000)).toEqual([]);
+    await other.close();
+  }, 60_000);
+
   test("closing the server ends running tty tasks", async () => {
     const other = await startServer();
     const marker = uniqueSleep();
