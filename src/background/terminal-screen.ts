@@ -23,10 +23,11 @@ import { TerminalText } from "./terminal-text.ts";
  */
 const SCROLLBACK = 1000;
 /**
- * Input is rendered in pieces this small and committed after each, so no piece can scroll
- * more than SCROLLBACK rows past the commit marker (a row needs at least one byte).
+ * Input is rendered in pieces this small; before a piece could push uncommitted rows out
+ * of the scrollback (a row needs at least one byte), they are committed. Committing in
+ * batches rather than per piece roughly doubles throughput.
  */
-const PIECE = 1000;
+const PIECE = 500;
 
 type XTermModule = typeof import("@xterm/headless");
 let xtermModule: Promise<XTermModule> | null = null;
@@ -92,10 +93,12 @@ export class TerminalScreen {
   /** Renders raw output from the PTY. */
   feed(bytes: Uint8Array): void {
     if (!this.term) return;
+    const buf = this.term.buffer.normal;
     for (let at = 0; at < bytes.byteLength; at += PIECE) {
+      if (buf.baseY - this.committedRow() > SCROLLBACK - PIECE) this.harvest();
       this.writeSync(bytes.subarray(at, at + PIECE));
-      this.harvest();
     }
+    this.harvest();
     this.version++;
   }
 
