@@ -160,7 +160,7 @@ describe("tty: interactive programs with write_stdin", () => {
     await s.call("write_stdin", { task_id: r.task_id, chars: "hunter2-secret\n", yield_ms: 2000 });
     const out = await s.call("task_output", { task_id: r.task_id, wait: true, timeout: 10 });
     expect(out.status).toBe("completed");
-    expect(out.stdout).toBe("Password: \ngot 14 chars\n");
+    expect(out.stdout).toBe("Password:\ngot 14 chars\n");
     expect(out.stdout).not.toContain("hunter2");
     expect(out.screen).not.toContain("hunter2");
   }, 60_000);

@@ -113,7 +113,7 @@ export class TerminalScreen {
     if (!this.term) return this.finalScreen;
     const buf = this.term.buffer.active;
     const lines: string[] = [];
-    for (let r = 0; r < this.term.rows; r++) lines.push(buf.getLine(buf.baseY + r)?.translateToString(true) ?? "");
+    for (let r = 0; r < this.term.rows; r++) lines.push(rowText(buf, buf.baseY + r, 0));
     while (lines.length && lines[lines.length - 1] === "") lines.pop();
     return lines.join("\n");
   }
@@ -132,7 +132,7 @@ export class TerminalScreen {
     const start = this.committedRow();
     const cursorRow = buf.baseY + buf.cursorY;
     let last = buf.length - 1;
-    while (last > cursorRow && last >= start && buf.getLine(last)!.translateToString(true) === "") last--;
+    while (last > cursorRow && last >= start && rowText(buf, last, 0) === "") last--;
     let out = "";
     for (let r = start; r <= last; r++) {
       const continued = r < last && buf.getLine(r + 1)!.isWrapped;
@@ -171,7 +171,7 @@ export class TerminalScreen {
     let out = "";
     for (let r = start; r < end; r++) {
       const continued = buf.getLine(r + 1)!.isWrapped;
-      out += buf.getLine(r)!.translateToString(!continued);
+      out += continued ? buf.getLine(r)!.translateToString(false) : rowText(buf, r, 0);
       if (!continued) out += "\n";
     }
     this.committed.append(encoder.encode(out));
@@ -186,11 +186,14 @@ export class TerminalScreen {
   }
 }
 
-/** A row's text, right-trimmed but kept up to `minCells` (spaces a cursor sits after). */
+/**
+ * A row's text without trailing blanks (written spaces included, as a terminal's copy
+ * would), but kept up to `minCells` (the spaces a cursor sits after, as in a prompt).
+ */
 function rowText(buf: IBuffer, row: number, minCells: number): string {
   const line = buf.getLine(row);
   if (!line) return "";
-  const trimmed = line.translateToString(true);
+  const trimmed = line.translateToString(true).replace(/ +$/, "");
   if (minCells <= 0 || trimmed.length >= minCells) return trimmed;
   return line.translateToString(false, 0, minCells);
 }
