@@ -58,6 +58,7 @@ class LocalPtyHandle implements ProcessHandle {
   private terminal: Bun.Terminal;
   private lastByte = 10;
   private disposed = false;
+  private leaderExited = false;
 
   constructor(
     proc: Bun.Subprocess,
@@ -67,10 +68,10 @@ class LocalPtyHandle implements ProcessHandle {
     this.pid = proc.pid;
     this.pgid = proc.pid;
     this.terminal = proc.terminal!;
-    this.exited = proc.exited.then(() => ({
-      code: proc.signalCode ? null : proc.exitCode,
-      signal: (proc.signalCode as string | null) ?? null,
-    }));
+    this.exited = proc.exited.then(() => {
+      this.leaderExited = true;
+      return { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };
+    });
   }
 
   /** A terminal can always be typed into while it is open; EOF is just a character. */
@@ -113,7 +114,8 @@ class LocalPtyHandle implements ProcessHandle {
   }
 
   async groupAlive(): Promise<boolean> {
-    return groupAlive(this.pgid);
+    // While the leader runs the session is alive: no need to scan /proc.
+    return !this.leaderExited || groupAlive(this.pgid);
   }
 
   /** Always close: the terminal stays open after the child exits and its fd would leak. */
