@@ -4,15 +4,16 @@ import { createPipe } from "./pipes.ts";
 import { groupAlive, signalGroup } from "./process-group.ts";
 import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
+import { spawnLocalPty } from "./local-pty.ts";
 
 /**
  * Local processes on real pipes. Every child leads its own session and process group
  * (`detached: true` calls setsid), so it has no controlling terminal and the whole group
- * can be signalled at once.
+ * can be signalled at once. A `tty` spec runs under a pseudo-terminal instead (local-pty.ts).
  */
 export class LocalPipesRuntime implements Runtime {
   async spawn(spec: SpawnSpec): Promise<ProcessHandle> {
-    return spawnLocalPipes(spec);
+    return spec.tty ? spawnLocalPty(spec) : spawnLocalPipes(spec);
   }
 
   portOpen(port: number): Promise<boolean> {

@@ -5,6 +5,7 @@ import { ChannelHandle } from "./channel-handle.ts";
 import { SshConnection } from "./connection.ts";
 import { DurableHandle } from "./durable-handle.ts";
 import { SshError } from "./errors.ts";
+import { shq } from "./quote.ts";
 import { directScript, launchScript } from "./scripts.ts";
 
 /** Names remote task folders after this process, so several servers can share a host. */
@@ -25,8 +26,10 @@ export class SshRuntime implements Runtime {
     return remotePortOpen(this.conn, port);
   }
 
-  async spawn(spec: SpawnSpec): Promise<ProcessHandle> {
+  async spawn(given: SpawnSpec): Promise<ProcessHandle> {
     const conn = this.conn;
+    // An argv runs as that program, each argument quoted: no word splitting or expansion.
+    const spec = given.argv ? { ...given, command: `exec ${given.argv.map(shq).join(" ")}` } : given;
     if (spec.durable && !spec.tty && spec.stdin !== "pipe") {
       const name = `${OWNER_TAG}-${++remoteTaskCount}`;
       const stdin = spec.stdin === null ? null : spec.stdin.text;
