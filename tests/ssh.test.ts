@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type McpSession, startServer } from "./helpers/mcp.ts";
-import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+import { processes, processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 import { benchSsh } from "./helpers/ssh-bench.ts";
 import { freePort, type Sshd, startSshd } from "./helpers/sshd.ts";
 
@@ -281,6 +282,41 @@ describe("background on a remote host", () => {
     expect(out.exit_code).toBe(7);
     const expected = Array.from({ length: 40 }, (_, i) => `line-${i + 1}\n`).join("");
     expect(out.stdout).toBe(expected);
+  }, 60_000);
+
+  test("a persistent registry that restarts after a crash re-attaches to its remote tasks", async () => {
+    const stateDir = realpathSync(mkdtempSync(join(tmpdir(), "as-ssh-persist-")));
+    try {
+      const a = await startServer({ stateDir, args: ["--persist", "--config", configFile] });
+      const bg = await a.call("bash", {
+        command: "for i in $(seq 1 30); do echo n-$i; sleep 0.1; done; exit 9",
+        host: "box",
+        run_in_background: true,
+      });
+      let seen = await a.call("task_output", { task_id: bg.task_id });
+      const deadline = Date.now() + 10_000;
+      while (!seen.stdout.includes("n-5\n") && Date.now() < deadline) {
+        await Bun.sleep(50);
+        seen = await a.call("task_output", { task_id: bg.task_id });
+      }
+      // A crash of the whole tree: the server and its watchdog, without a clean shutdown.
+      const watchdogs = processes().filter((p) => p.ppid === a.pid && p.cmdline.includes("agent-shell-watchdog"));
+      process.kill(a.pid, "SIGSTOP");
+      for (const w of watchdogs) process.kill(w.pid, "SIGKILL");
+      process.kill(a.pid, "SIGKILL");
+      await a.close();
+      const b = await startServer({ stateDir, args: ["--persist", "--config", configFile] });
+      try {
+        const out = await b.call("task_output", { task_id: bg.task_id, wait: true, timeout: 30 });
+        expect(out.status).toBe("completed");
+        expect(out.exit_code).toBe(9);
+        expect(out.stdout).toBe(Array.from({ length: 30 }, (_, i) => `n-${i + 1}\n`).join(""));
+      } finally {
+        await b.close();
+      }
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   test("remote files gone → the task is lost with a clear reason", async () => {

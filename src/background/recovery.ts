@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { Config } from "../config/schema.ts";
 import { AdoptedProcess } from "../runtime/adopted-process.ts";
+import type { Runtime } from "../runtime/types.ts";
 import { groupAlive } from "../runtime/process-group.ts";
 import { OutputStream } from "./output-stream.ts";
 import type { Registry } from "./registry.ts";
@@ -14,7 +15,13 @@ import { bootId, readMetas } from "./task-meta.ts";
  * (listed, killable; output after the crash is lost), the others `lost`; finished tasks
  * stay readable. Ids continue after the highest seen.
  */
-export function recoverTasks(owner: OwnerFolder, registry: Registry, config: Config): void {
+export function recoverTasks(
+  owner: OwnerFolder,
+  registry: Registry,
+  config: Config,
+  /** The runtime of an SSH host, to re-attach remote background tasks (which a restart does not stop). */
+  remoteRuntime: (host: string) => Runtime | undefined = () => undefined,
+): void {
   let highest = 0;
   const metas = readMetas(owner.dir).sort((a, b) => idNumber(a.meta.task_id) - idNumber(b.meta.task_id));
   for (const { dir, meta } of metas) {
@@ -37,7 +44,10 @@ export function recoverTasks(owner: OwnerFolder, registry: Registry, config: Con
       startedAt: new Date(meta.started_at),
     });
     task.id = meta.task_id;
-    if (meta.status === "running") {
+    const remote = meta.status === "running" && meta.host && meta.resume_token && meta.pgid !== null ? remoteRuntime(meta.host) : undefined;
+    if (remote?.resume) {
+      task.attach(remote.resume(meta.resume_token!, meta.pgid!, { stdout: task.stdout.total, stderr: task.stderr.total }));
+    } else if (meta.status === "running") {
       const alive = meta.pgid !== null && meta.boot_id === bootId() && !meta.host && groupAlive(meta.pgid);
       if (alive) {
         task.attach(new AdoptedProcess(meta.pid ?? meta.pgid!, meta.pgid!));

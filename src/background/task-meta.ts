@@ -23,6 +23,8 @@ export interface TaskMeta {
   exit_code?: number | null;
   signal?: string | null;
   lost_reason?: string;
+  /** The runtime's handle for re-attaching after a restart (remote background tasks). */
+  resume_token?: string;
 }
 
 let bootIdCache: string | null = null;
@@ -57,6 +59,7 @@ export function metaOf(task: Task): TaskMeta {
     exit_code: task.exit ? task.exitCode : undefined,
     signal: task.exit?.signal ?? undefined,
     lost_reason: task.lostReason,
+    resume_token: task.handle?.resumeToken,
   };
 }
 

@@ -66,9 +66,9 @@ export class ToolHost {
       maxFinishedTasks: this.config.max_finished_tasks,
       owner: this.owner,
     });
-    if (options.persist) recoverTasks(this.owner, this.registry, this.config);
-    this.launcher = new Launcher(this.registry, this.owner, this.config);
     this.sshHosts = new SshHosts(this.config.hosts);
+    if (options.persist) recoverTasks(this.owner, this.registry, this.config, (host) => this.sshHosts.runtime(host));
+    this.launcher = new Launcher(this.registry, this.owner, this.config);
     this.base = {
       config: this.config,
       cwd: this.cwd,

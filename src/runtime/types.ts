@@ -54,6 +54,8 @@ export interface ProcessHandle {
   groupAlive(): Promise<boolean>;
   /** A runtime's remark about a running process (e.g. its connection is being re-established). */
   readonly note?: string | null;
+  /** What the runtime needs to re-attach to this process after a restart (remote background tasks). */
+  readonly resumeToken?: string;
   /** Release OS resources (fds, terminals) once the output has been drained or abandoned. */
   dispose(): void;
 }
@@ -61,6 +63,11 @@ export interface ProcessHandle {
 export interface Runtime {
   /** Throws when the process cannot start (the tool reports IO_ERROR with the message). */
   spawn(spec: SpawnSpec): Promise<ProcessHandle>;
+  /**
+   * Re-attaches to a process this runtime started before a restart, from its `resumeToken`,
+   * continuing its output after the bytes already kept (remote background tasks).
+   */
+  resume?(token: string, pgid: number, offsets: { stdout: number; stderr: number }): ProcessHandle;
   /** Whether something accepts TCP connections on `port` where this runtime's processes run. */
   portOpen(port: number): Promise<boolean>;
 }

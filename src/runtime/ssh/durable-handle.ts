@@ -39,7 +39,10 @@ export class DurableHandle implements ProcessHandle {
     /** Folder name under the remote tasks dir. */
     readonly remoteName: string,
     readonly pid: number,
+    /** Bytes of each stream already received (kept locally) when re-attaching after a restart. */
+    offsets = { stdout: 0, stderr: 0 },
   ) {
+    this.received = { out: offsets.stdout, err: offsets.stderr };
     this.stdout = new ReadableStream({ start: (c) => void (this.stdoutCtl = c) });
     this.stderr = new ReadableStream({ start: (c) => void (this.stderrCtl = c) });
     this.exited = this.follow();
@@ -47,6 +50,10 @@ export class DurableHandle implements ProcessHandle {
 
   get pgid(): number {
     return this.pid;
+  }
+
+  get resumeToken(): string {
+    return this.remoteName;
   }
 
   private async follow(): Promise<ExitStatus> {

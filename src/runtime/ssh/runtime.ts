@@ -22,6 +22,10 @@ let remoteTaskCount = 0;
 export class SshRuntime implements Runtime {
   constructor(readonly conn: SshConnection) {}
 
+  resume(token: string, pgid: number, offsets: { stdout: number; stderr: number }): ProcessHandle {
+    return new DurableHandle(this.conn, token, pgid, offsets);
+  }
+
   portOpen(port: number): Promise<boolean> {
     return remotePortOpen(this.conn, port);
   }
