@@ -17,6 +17,8 @@ export async function callCommand(argv: string[]): Promise<number> {
   } catch (e) {
     throw new UsageError(`the arguments are not valid JSON: ${(e as Error).message}`);
   }
+  const { routesToDaemon, callViaDaemon } = await import("./call-daemon.ts");
+  if (routesToDaemon(tool, args)) return callViaDaemon(tool, args, values);
   const host = new ToolHost({
     ...hostOptions(values),
     confirmationPolicy: {

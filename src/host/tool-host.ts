@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { Launcher } from "../background/launcher.ts";
 import { Registry } from "../background/registry.ts";
+import type { Task } from "../background/task.ts";
 import { defaultStateDir, OwnerFolder } from "../background/state-dir.ts";
 import { type Config, ConfigSchema } from "../config/schema.ts";
 import { LocalPipesRuntime } from "../runtime/local-pipes.ts";
@@ -24,11 +25,15 @@ export interface HostOptions {
   /** Effective configuration (already merged from file, env and flags). */
   config?: Partial<Config>;
   confirmationPolicy?: ConfirmationPolicy;
+  /** A persistent registry (the daemon): fixed owner folder in the state dir, tasks recovered, ids continued. */
+  persist?: boolean;
 }
 
 export interface CallOptions {
   signal?: AbortSignal;
   progress?: (progress: number, message: string) => void;
+  /** Told about each task the call launches (see ToolContext.onTask). */
+  onTask?: (task: Task) => void;
 }
 
 /**
@@ -85,7 +90,7 @@ export class ToolHost {
     if (!parsed.success) return invalidArguments(name, parsed.error, args);
     const signal = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
     try {
-      return await tool.run(parsed.data, { ...this.base, signal, progress: options.progress });
+      return await tool.run(parsed.data, { ...this.base, signal, progress: options.progress, onTask: options.onTask });
     } catch (e) {
       if (e instanceof ToolError) return e.toResult();
       return errorResult("IO_ERROR", `${name} failed: ${(e as Error).message}`, { tool: name });

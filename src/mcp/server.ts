@@ -30,7 +30,7 @@ export function createMcpServer(host: ToolHost): Server {
     };
   });
   // Background task ends become log notices the client can act on.
-  host.registry.onTaskEnd((task) => {
+  const unsubscribe = host.registry.onTaskEnd((task) => {
     void server
       .sendLoggingMessage({
         level: "info",
@@ -46,6 +46,12 @@ export function createMcpServer(host: ToolHost): Server {
       })
       .catch(() => {});
   });
+  // One host may serve many sessions (the daemon): a closed session stops listening.
+  const onclose = server.onclose;
+  server.onclose = () => {
+    unsubscribe();
+    onclose?.();
+  };
   return server;
 }
 

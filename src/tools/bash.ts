@@ -68,6 +68,7 @@ export const bashTool = defineTool({
       if (e instanceof ToolError) return e.toResult();
       return errorResult("IO_ERROR", `Failed to start the command: ${(e as Error).message}`, { command: args.command });
     }
+    ctx.onTask?.(task);
     const described = args.description !== undefined ? { description: args.description } : {};
     if (background) {
       return { command: args.command, task_id: task.id, status: "running", ...described, pid: task.pid };

@@ -1,0 +1,54 @@
+import { lstatSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { defaultStateDir } from "../background/state-dir.ts";
+
+/** Where the per-user daemon lives: its socket, its start lock and its log, in the state dir. */
+export interface DaemonPaths {
+  stateDir: string;
+  socket: string;
+  lock: string;
+  log: string;
+}
+
+/** `--state-dir`, else `AGENT_SHELL_STATE_DIR`, else the XDG default (SPEC §5). */
+export function resolveStateDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(flag ?? env.AGENT_SHELL_STATE_DIR ?? defaultStateDir(env));
+}
+
+export function daemonPaths(stateDir: string): DaemonPaths {
+  return {
+    stateDir,
+    socket: join(stateDir, "daemon.sock"),
+    lock: join(stateDir, "daemon.lock"),
+    log: join(stateDir, "daemon.log"),
+  };
+}
+
+/** Thrown when the state dir or socket belongs to someone else: we never talk to or remove those. */
+export class ForeignOwnerError extends Error {}
+
+/**
+ * Creates the state dir (0700) and refuses one, or a socket in it, owned by another user:
+ * a socket planted by someone else would receive our commands.
+ */
+export function checkOwnership(paths: DaemonPaths): void {
+  mkdirSync(paths.stateDir, { recursive: true, mode: 0o700 });
+  const uid = process.getuid?.();
+  if (uid === undefined) return;
+  const dir = lstatSync(paths.stateDir);
+  if (dir.uid !== uid) {
+    throw new ForeignOwnerError(`the state dir ${paths.stateDir} belongs to uid ${dir.uid}, not to you (uid ${uid}); use --state-dir`);
+  }
+  let sock;
+  try {
+    sock = lstatSync(paths.socket);
+  } catch {
+    return;
+  }
+  if (sock.uid !== uid) {
+    throw new ForeignOwnerError(`the daemon socket ${paths.socket} belongs to uid ${sock.uid}, not to you (uid ${uid}); refusing to use it`);
+  }
+  if (!sock.isSocket()) {
+    throw new ForeignOwnerError(`${paths.socket} exists and is not a socket; remove it or use another --state-dir`);
+  }
+}

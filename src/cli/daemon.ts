@@ -1,0 +1,159 @@
+import { readFileSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { ToolHost } from "../host/tool-host.ts";
+import { serveDaemon } from "../mcp/daemon-server.ts";
+import { isLocked, tryLock } from "../runtime/flock.ts";
+import { connectDaemon, ensureDaemon } from "./daemon-client.ts";
+import { checkOwnership, daemonPaths, type DaemonPaths, resolveStateDir } from "./daemon-paths.ts";
+import { hostOptions } from "./host-options.ts";
+import { printJson, reportError, writeAll } from "./report.ts";
+import { maybeHelp, parseVerbArgs, secondsOption } from "./verb-args.ts";
+
+export const DAEMON_HELP = `Usage: agent-shell daemon start|stop|status
+
+The per-user daemon runs background tasks for the CLI (start, ps, logs, wait, kill and
+'call' with background tools). It is the same MCP server as 'agent-shell mcp', listening on
+a unix socket (mode 0600) in the state dir; CLI verbs start it when needed, and it exits
+by itself after an idle period with no client and no running task.
+
+  start     start it now (no-op if it runs)
+  stop      kill all its tasks (their whole process groups), remove the socket, exit
+  status    print whether it runs, its pid, socket and task counts; exit 3 if it is not running
+
+Options:
+  --json             machine-readable output (status, start)
+  --idle-timeout S   (start) exit after S idle seconds (default: $AGENT_SHELL_DAEMON_IDLE_SECONDS or 900)
+  --state-dir DIR    the state dir (default: $AGENT_SHELL_STATE_DIR, $XDG_STATE_HOME/agent-shell, ~/.local/state/agent-shell)
+
+Examples:
+  agent-shell daemon status
+  agent-shell daemon stop
+`;
+
+const DEFAULT_IDLE_SECONDS = 900;
+const STOP_TIMEOUT_MS = 60_000;
+
+/** `agent-shell daemon start|stop|status` (and the internal `serve`, the daemon process itself). */
+export async function daemonCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseVerbArgs("daemon", argv, {
+    "state-dir": { type: "string" },
+    "idle-timeout": { type: "string" },
+    json: { type: "boolean" },
+    allow: { type: "string", multiple: true },
+    config: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (maybeHelp(values, DAEMON_HELP)) return 0;
+  const [action, ...extra] = positionals;
+  if (extra.length) return reportError(`daemon: unexpected arguments: ${extra.join(" ")}`, 2);
+  const paths = daemonPaths(resolveStateDir(values["state-dir"] as string | undefined));
+  const idle = secondsOption("daemon", "idle-timeout", values["idle-timeout"]);
+  switch (action) {
+    case "serve":
+      return serve(paths, values);
+    case "start":
+      return start(paths, values.json === true, idle);
+    case "stop":
+      return stop(paths, values.json === true);
+    case "status":
+    case undefined:
+      return status(paths, values.json === true);
+    default:
+      return reportError(`daemon: unknown action '${action}' (start, stop or status)`, 2);
+  }
+}
+
+function daemonPid(paths: DaemonPaths): number | null {
+  try {
+    const pid = Number(readFileSync(paths.lock, "utf8").trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+async function start(paths: DaemonPaths, json: boolean, idle: number | undefined): Promise<number> {
+  if (idle !== undefined) process.env.AGENT_SHELL_DAEMON_IDLE_SECONDS = String(idle);
+  const already = await connectDaemon(paths);
+  const client = already ?? (await ensureDaemon(paths));
+  await client.close();
+  const info = { running: true, already_running: already !== null, pid: daemonPid(paths), socket: paths.socket, state_dir: paths.stateDir };
+  if (json) printJson(info);
+  else process.stdout.write(`daemon ${already ? "already running" : "started"} (pid ${info.pid}, socket ${paths.socket})\n`);
+  return 0;
+}
+
+async function status(paths: DaemonPaths, json: boolean): Promise<number> {
+  const client = await connectDaemon(paths);
+  if (!client) {
+    if (json) printJson({ running: false, socket: paths.socket, state_dir: paths.stateDir });
+    else process.stdout.write(`daemon not running (state dir ${paths.stateDir})\n`);
+    return 3;
+  }
+  try {
+    const list = await client.call("task_list", { status: "all" });
+    const tasks = (list.tasks as Array<{ status: string }>) ?? [];
+    const running = tasks.filter((t) => t.status === "running").length;
+    const info = { running: true, pid: daemonPid(paths), socket: paths.socket, state_dir: paths.stateDir, tasks_running: running, tasks_total: tasks.length };
+    if (json) printJson(info);
+    else process.stdout.write(`daemon running (pid ${info.pid}, socket ${paths.socket}): ${running} running task(s), ${tasks.length} in all\n`);
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
+
+/** SIGTERM to the daemon (it kills its tasks first), then wait for its socket to close. */
+async function stop(paths: DaemonPaths, json: boolean): Promise<number> {
+  checkOwnership(paths);
+  const pid = isLocked(paths.lock) ? daemonPid(paths) : null;
+  if (pid === null) {
+    rmSync(paths.socket, { force: true }); // a stale socket of a daemon that died
+    if (json) printJson({ stopped: false, running: false });
+    else process.stdout.write("daemon not running\n");
+    return 0;
+  }
+  // The kernel closes this connection when the daemon exits, however it exits: no polling.
+  const gone = await new Promise<boolean>((resolve) => {
+    const socket = connect(paths.socket);
+    const timer = setTimeout(() => resolve(false), STOP_TIMEOUT_MS);
+    socket.on("connect", () => process.kill(pid, "SIGTERM"));
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+  if (!gone || isLocked(paths.lock)) return reportError(`the daemon (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s`);
+  if (json) printJson({ stopped: true, pid });
+  else process.stdout.write(`daemon stopped (pid ${pid})\n`);
+  return 0;
+}
+
+/** The daemon process: wins the start lock or steps aside, then serves until idle or stopped. */
+async function serve(paths: DaemonPaths, values: Record<string, unknown>): Promise<number> {
+  checkOwnership(paths);
+  const lock = tryLock(paths.lock);
+  if (!lock) {
+    writeAll(1, new TextEncoder().encode("busy\n"));
+    return 0;
+  }
+  lock.write(`${process.pid}\n`);
+  const idleSeconds =
+    secondsOption("daemon", "idle-timeout", values["idle-timeout"]) ??
+    secondsOption("daemon", "AGENT_SHELL_DAEMON_IDLE_SECONDS", process.env.AGENT_SHELL_DAEMON_IDLE_SECONDS || undefined) ??
+    DEFAULT_IDLE_SECONDS;
+  const base = hostOptions({ allow: values.allow as string[] | undefined, "state-dir": paths.stateDir });
+  // The daemon serves its user's own terminal: it runs from / and each CLI request names its directory.
+  const host = new ToolHost({ ...base, cwd: "/", persist: true });
+  process.stderr.write(`${new Date().toISOString()} daemon ${process.pid} serving on ${paths.socket}\n`);
+  return serveDaemon(host, {
+    socketPath: paths.socket,
+    idleMs: idleSeconds * 1000,
+    onListening: () => writeAll(1, new TextEncoder().encode("ready\n")),
+    onExit: () => {
+      process.stderr.write(`${new Date().toISOString()} daemon ${process.pid} exiting\n`);
+      lock.release();
+    },
+  });
+}
