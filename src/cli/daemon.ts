@@ -118,6 +118,7 @@ async function stop(paths: DaemonPaths, json: boolean): Promise<number> {
     const socket = connect(paths.socket);
     const timer = setTimeout(() => resolve(false), STOP_TIMEOUT_MS);
     socket.on("connect", () => process.kill(pid, "SIGTERM"));
+    socket.on("data", () => {}); // keep reading, or the end of the stream is never noticed
     socket.on("error", () => {});
     socket.on("close", () => {
       clearTimeout(timer);

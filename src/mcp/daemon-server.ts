@@ -59,8 +59,9 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
     listener.close();
     rmSync(opts.socketPath, { force: true });
     await host.close();
-    for (const s of connections) s.destroy();
+    // Release the start lock before the clients see their connection close.
     opts.onExit?.();
+    for (const s of connections) s.destroy();
     process.exit(0);
   };
   process.on("SIGTERM", exit);
