@@ -132,12 +132,24 @@ function logTail(path: string): string {
   }
 }
 
-/** Runs `fn` with a daemon session (starting the daemon if needed) and closes it after. */
-export async function withDaemon<T>(stateDirFlag: unknown, fn: (client: DaemonClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` with a daemon session (starting the daemon if needed) and closes it after.
+ * A daemon that cannot be reached or goes away is reported in one line, exit 1.
+ */
+export async function withDaemon(stateDirFlag: unknown, fn: (client: DaemonClient) => Promise<number>): Promise<number> {
   const { daemonPaths, resolveStateDir } = await import("./daemon-paths.ts");
-  const client = await ensureDaemon(daemonPaths(resolveStateDir(stateDirFlag as string | undefined)));
+  let client: DaemonClient;
+  try {
+    client = await ensureDaemon(daemonPaths(resolveStateDir(stateDirFlag as string | undefined)));
+  } catch (e) {
+    process.stderr.write(`agent-shell: ${(e as Error).message}\n`);
+    return 1;
+  }
   try {
     return await fn(client);
+  } catch (e) {
+    process.stderr.write(`agent-shell: the daemon connection failed: ${(e as Error).message}\n`);
+    return 1;
   } finally {
     await client.close().catch(() => {});
   }

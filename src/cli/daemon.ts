@@ -48,18 +48,16 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   if (extra.length) return reportError(`daemon: unexpected arguments: ${extra.join(" ")}`, 2);
   const paths = daemonPaths(resolveStateDir(values["state-dir"] as string | undefined));
   const idle = secondsOption("daemon", "idle-timeout", values["idle-timeout"]);
-  switch (action) {
-    case "serve":
-      return serve(paths, values);
-    case "start":
-      return start(paths, values.json === true, idle);
-    case "stop":
-      return stop(paths, values.json === true);
-    case "status":
-    case undefined:
-      return status(paths, values.json === true);
-    default:
-      return reportError(`daemon: unknown action '${action}' (start, stop or status)`, 2);
+  if (action !== undefined && !["serve", "start", "stop", "status"].includes(action)) {
+    return reportError(`daemon: unknown action '${action}' (start, stop or status)`, 2);
+  }
+  try {
+    if (action === "serve") return await serve(paths, values);
+    if (action === "start") return await start(paths, values.json === true, idle);
+    if (action === "stop") return await stop(paths, values.json === true);
+    return await status(paths, values.json === true);
+  } catch (e) {
+    return reportError((e as Error).message);
   }
 }
 
