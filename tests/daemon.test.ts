@@ -257,7 +257,7 @@ describe("at a terminal (tmux)", () => {
     const id = await start("--", `sleep ${marker}`);
     await withTmux(async (send, screen) => {
       send(`${BINARY} ps; echo END-1`);
-      const coloured = await screen(/END-1\n/);
+      const coloured = await screen(/^END-1$/m);
       expect(coloured).toContain("\x1b[32mrunning");
       const plain = coloured.replace(/\x1b\[[0-9;]*m/g, "");
       const header = plain.split("\n").find((l) => l.startsWith("ID"))!;
@@ -267,7 +267,7 @@ describe("at a terminal (tmux)", () => {
       expect(row.indexOf(`sleep ${marker}`)).toBe(header.indexOf("COMMAND"));
 
       send(`NO_COLOR=1 ${BINARY} ps; echo END-2`);
-      const noColour = await screen(/END-2\n/);
+      const noColour = await screen(/^END-2$/m);
       expect(noColour).toContain(`sleep ${marker}`);
       expect(noColour).not.toContain("\x1b[");
     });
@@ -281,7 +281,7 @@ describe("at a terminal (tmux)", () => {
       send(`NO_COLOR=1 ${BINARY} wait ${id}; echo "END rc=$?"`);
       const spinning = await screen(new RegExp(`waiting for ${id} \\(\\d+\\.\\ds\\)`));
       expect(spinning).not.toContain("\x1b[");
-      const done = await screen(/END rc=0/);
+      const done = await screen(/^END rc=0$/m);
       expect(done).toMatch(new RegExp(`${id} completed \\(exit 0\\)`));
       expect(done).not.toContain("waiting for");
     });

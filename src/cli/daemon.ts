@@ -124,6 +124,8 @@ async function stop(paths: DaemonPaths, json: boolean): Promise<number> {
     });
   });
   if (!gone || isLocked(paths.lock)) return reportError(`the daemon (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s`);
+  // It has released everything; wait out its last instant so that "stopped" means gone.
+  for (let i = 0; i < 500 && processAlive(pid); i++) await Bun.sleep(10);
   if (json) printJson({ stopped: true, pid });
   else process.stdout.write(`daemon stopped (pid ${pid})\n`);
   return 0;
@@ -155,4 +157,20 @@ async function serve(paths: DaemonPaths, values: Record<string, unknown>): Promi
       lock.release();
     },
   });
+}
+
+/** Alive and not a zombie (PID 1 may reap late). */
+function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
+  } catch {
+    if (process.platform === "linux") return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
 }
