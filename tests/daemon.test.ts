@@ -228,9 +228,11 @@ describe("the daemon", () => {
 
 describe("at a terminal (tmux)", () => {
   /** A tmux server of our own (private socket name), running a plain bash with the sandbox's env. */
-  async function withTmux(fn: (send: (keys: string) => void, screen: (until: RegExp) => Promise<string>) => Promise<void>) {
-    const name = `as-test-${process.pid}-${Math.floor(Math.random() * 1e6)}`;
-    const tmux = (...args: string[]) => Bun.spawnSync(["tmux", "-L", name, ...args], { stdout: "pipe", stderr: "pipe" });
+  async function withTmux(
+    fn: (send: (keys: string) => void, screen: (until: RegExp) => Promise<string>, key: (name: string) => void) => Promise<void>,
+  ) {
+    const dir = mkdtempSync(join(tmpdir(), "as-cli-tmux-"));
+    const tmux = (...args: string[]) => Bun.spawnSync(["tmux", "-S", join(dir, "tmux.sock"), ...args], { stdout: "pipe", stderr: "pipe" });
     const shell = `env -i PATH=${process.env.PATH} HOME=${process.env.HOME} TERM=xterm-256color AGENT_SHELL_STATE_DIR=${sb.stateDir} bash --norc --noprofile`;
     expect(tmux("new-session", "-d", "-s", "t", "-x", "160", "-y", "30", shell).exitCode).toBe(0);
     const send = (keys: string) => void tmux("send-keys", "-t", "t", `clear; ${keys}`, "Enter");
@@ -246,9 +248,10 @@ describe("at a terminal (tmux)", () => {
       throw new Error(`the terminal never showed ${until}:\n${text}`);
     };
     try {
-      await fn(send, screen);
+      await fn(send, screen, (k) => void tmux("send-keys", "-t", "t", k));
     } finally {
       tmux("kill-server");
+      rmSync(dir, { recursive: true, force: true });
     }
   }
 
@@ -288,5 +291,18 @@ describe("at a terminal (tmux)", () => {
     const piped = await sb.run(["wait", id]);
     expect(piped.stderr).toBe("");
     expect(piped.stdout).toBe("");
+  });
+
+  test("run: a spinner while the command is silent, its output, and Ctrl-C kills its group with exit 130", async () => {
+    const marker = uniqueSleep();
+    await withTmux(async (send, screen, key) => {
+      send(`${BINARY} run -- 'sleep 1.5; echo hello; sleep ${marker}'; echo "END rc=$?"`);
+      await screen(/running sleep 1\.5; echo hello.* \(\d+\.\ds\)/);
+      const out = await screen(/^hello$/m);
+      expect(out).not.toMatch(/\(\d+\.\ds\)/); // the spinner is gone once output arrives
+      key("C-c");
+      await screen(/^\^?C?END rc=130$/m);
+    });
+    expect(await waitNoProcess(marker)).toEqual([]);
   });
 });
