@@ -79,7 +79,7 @@ describe("run: foreground, in-process, streamed live", () => {
 });
 
 describe("usage", () => {
-  test.each(["run", "start", "ps", "logs", "wait", "kill", "daemon"])("%s --help shows options and examples, exit 0", async (verb) => {
+  test.each(["run", "start", "ps", "logs", "wait", "kill", "daemon", "call"])("%s --help shows options and examples, exit 0", async (verb) => {
     const r = await sb.run([verb, "--help"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`agent-shell ${verb}`);

@@ -118,9 +118,13 @@ export async function spawnDaemon(paths: DaemonPaths, extra: string[] = []): Pro
     text += new TextDecoder().decode(value);
   }
   reader.releaseLock();
-  proc.unref();
   const line = text.trim();
-  return line === "ready" || line === "busy" ? line : "failed";
+  if (line === "ready") {
+    proc.unref(); // it lives on without us
+    return "ready";
+  }
+  await proc.exited; // a loser or a failure exits at once: leave no process behind us
+  return line === "busy" ? "busy" : "failed";
 }
 
 function logTail(path: string): string {
