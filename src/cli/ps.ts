@@ -1,5 +1,7 @@
 import { withDaemon } from "./daemon-client.ts";
-import { printJson, reportError } from "./report.ts";
+import { printJson, reportError, writeAll } from "./report.ts";
+
+const encode = (s: string) => new TextEncoder().encode(s);
 import { type Cell, colourEnabled, shortDuration, table } from "./terminal.ts";
 import { COMMON_OPTIONS, maybeHelp, parseVerbArgs } from "./verb-args.ts";
 
@@ -63,11 +65,12 @@ export async function psCommand(argv: string[]): Promise<number> {
         { text: (t.host ? `[${t.host}] ` : "") + (t.command ?? t.prompt ?? "").replaceAll("\n", " ") },
       ];
     });
-    process.stdout.write(
-      table(["ID", "NAME", "STATUS", "PID", "TIME", "EXIT", "COMMAND"], rows, {
+    writeAll(
+      1,
+      encode(table(["ID", "NAME", "STATUS", "PID", "TIME", "EXIT", "COMMAND"], rows, {
         colour,
         width: process.stdout.isTTY ? process.stdout.columns : undefined,
-      }),
+      })),
     );
     if (tasks.length === 0 && process.stderr.isTTY) {
       process.stderr.write(values.all ? "(no tasks)\n" : "(no running tasks; --all shows finished ones)\n");
