@@ -32,7 +32,7 @@ export async function callViaDaemon(tool: string, args: Record<string, unknown>,
     const roots = [cwd, ...(flags.allow ?? []).map((p) => canonicalRoot(resolve(cwd, p)))];
     const raw = typeof args.working_directory === "string" ? args.working_directory : ".";
     const check = checkWorkingDirectory(raw, cwd, roots);
-    if (!check.ok) return print(errorResult(check.code, check.message, { command: args.command ?? null, working_directory: raw }) as ToolResult);
+    if (!check.ok) return print(errorResult(check.code, check.message, { command: args.command ?? null, working_directory: raw }) as unknown as ToolResult);
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !NOT_FORWARDED.has(k)));
     const env = typeof args.env === "object" && args.env !== null ? (args.env as Record<string, string>) : {};
     sent = { ...args, working_directory: check.path, env: { ...inherited, ...env } };
