@@ -25,6 +25,10 @@ async function main(argv: string[]): Promise<number> {
       const { callCommand } = await import("./cli/call.ts");
       return callCommand(rest);
     }
+    case "config": {
+      const { configCommand } = await import("./cli/config-show.ts");
+      return configCommand(rest);
+    }
     case "run":
       return (await import("./cli/run.ts")).runCommand(rest);
     case "start":
@@ -48,10 +52,12 @@ try {
   const code = await main(process.argv.slice(2));
   process.exit(code);
 } catch (e) {
-  if (e instanceof UsageError) {
-    process.stderr.write(`agent-shell: ${e.message}\n`);
-    process.exit(2);
+  const err = e as Error | undefined;
+  // Usage and configuration mistakes exit 2; a busy state dir is a runtime refusal (1).
+  if (err instanceof UsageError || err?.name === "ConfigError" || err?.name === "OwnerBusyError") {
+    process.stderr.write(`agent-shell: ${err.message}\n`);
+    process.exit(err.name === "OwnerBusyError" ? 1 : 2);
   }
-  process.stderr.write(`agent-shell: ${(e as Error).stack ?? e}\n`);
+  process.stderr.write(`agent-shell: ${(e as Error | undefined)?.stack ?? String(e)}\n`);
   process.exit(1);
 }

@@ -11,7 +11,7 @@ export class Collector {
   private finished = false;
 
   constructor(source: ReadableStream<Uint8Array>, private sink: OutputStream) {
-    this.reader = source.getReader();
+    this.reader = source.getReader() as ReadableStreamDefaultReader<Uint8Array>;
     this.done = this.run();
   }
 

@@ -5,6 +5,10 @@ const POLL_MS = 10;
 /** Resolves true once nothing of the handle's group/session is alive, false after `ms`. */
 async function waitGroupGone(handle: ProcessHandle, ms: number): Promise<boolean> {
   const deadline = performance.now() + ms;
+  // The leader's exit is an event; only what it leaves behind needs polling.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([handle.exited, new Promise((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
   for (;;) {
     if (!(await handle.groupAlive())) return true;
     if (performance.now() >= deadline) return false;
@@ -18,7 +22,6 @@ async function waitGroupGone(handle: ProcessHandle, ms: number): Promise<boolean
  * after a last bounded wait).
  */
 export async function terminateGroup(handle: ProcessHandle, graceMs: number): Promise<void> {
-  if (!(await handle.groupAlive())) return;
   handle.signal("SIGTERM");
   if (await waitGroupGone(handle, graceMs)) return;
   handle.signal("SIGKILL");

@@ -54,7 +54,14 @@ export class Launcher {
       stderr: stream("stderr"),
       logDir,
     });
-    const handle = await req.runtime.spawn(req.spec);
+    if (req.background) for (const s of [task.stdout, task.stderr]) s.spool?.open();
+    let handle;
+    try {
+      handle = await req.runtime.spawn(req.spec);
+    } catch (e) {
+      task.removeLogs();
+      throw e;
+    }
     task.attach(handle);
     if (id) {
       this.registry.register(task, id);
@@ -63,7 +70,7 @@ export class Launcher {
       task.onEnd(untrack);
       // Spooled foreground output stays readable through its path for the task TTL.
       task.onEnd(() => {
-        if (!task.stdout.path && !task.stderr.path) return task.removeLogs();
+        if (!task.stdout.spool?.active && !task.stderr.spool?.active) return;
         setTimeout(() => task.removeLogs(), this.config.task_ttl_seconds * 1000).unref?.();
       });
     }

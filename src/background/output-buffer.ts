@@ -43,6 +43,14 @@ export class OutputBuffer {
     }
   }
 
+  /** Account for `n` bytes that are not kept (restoring a stream from its log file). */
+  skip(n: number): void {
+    if (n <= 0) return;
+    this.tailChunks = [];
+    this.tailLen = 0;
+    this.total += n;
+  }
+
   /** Offset of the first byte the tail holds; bytes in [headLen, tailStart) were dropped. */
   get tailStart(): number {
     return this.total - this.tailLen;

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { OutputBuffer } from "./output-buffer.ts";
 import { Spool } from "./spool.ts";
 
@@ -9,7 +10,7 @@ export type StreamName = "stdout" | "stderr";
  */
 export class OutputStream {
   readonly buffer: OutputBuffer;
-  readonly spool: Spool | null;
+  spool: Spool | null;
   /** Read cursor: output before it has been returned by a cursor-moving read. */
   cursor = 0;
   private listeners = new Set<(chunk: Uint8Array) => void>();
@@ -21,6 +22,31 @@ export class OutputStream {
   ) {
     this.buffer = new OutputBuffer(memoryLimit);
     this.spool = spool ? new Spool(spool.path, spool.maxBytes, spool.startAfter) : null;
+  }
+
+  /** A stream whose output is the log file an earlier registry wrote. */
+  static fromLogFile(name: StreamName, memoryLimit: number, path: string, maxBytes: number): OutputStream {
+    const stream = new OutputStream(name, memoryLimit, null);
+    let size = 0;
+    try {
+      size = statSync(path).size;
+    } catch {
+      return stream;
+    }
+    const spool = Spool.existing(path, size, maxBytes);
+    const half = Math.floor(memoryLimit / 2);
+    const headEnd = Math.min(size, half);
+    const tailStart = Math.max(headEnd, size - (memoryLimit - half));
+    const head = spool.read(0, headEnd);
+    const tail = spool.read(tailStart, size);
+    if (head && tail) {
+      stream.buffer.append(head);
+      stream.buffer.skip(tailStart - headEnd);
+      stream.buffer.append(tail);
+    }
+    stream.spool = spool;
+    stream.cursor = size;
+    return stream;
   }
 
   get total(): number {

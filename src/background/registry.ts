@@ -1,12 +1,14 @@
+import type { OwnerFolder } from "./state-dir.ts";
 import type { Task } from "./task.ts";
+import { metaOf, writeMeta } from "./task-meta.ts";
 
 export interface RegistryOptions {
   /** Finished tasks are forgotten (and their logs deleted) after this long. */
   taskTtlMs: number;
   /** At most this many finished tasks are kept; the oldest go first. */
   maxFinishedTasks: number;
-  /** First id number to hand out (a persistent registry continues after what it recovered). */
-  firstId?: number;
+  /** Where task metadata is recorded (meta.json per task, the id counter). */
+  owner: OwnerFolder;
 }
 
 /**
@@ -19,11 +21,12 @@ export class Registry {
   private foreground = new Set<Task>();
   private nextId: number;
   private endListeners = new Set<(task: Task) => void>();
+  private noticeListeners = new Set<(data: Record<string, unknown>) => void>();
   private expiryTimers = new Map<string, ReturnType<typeof setTimeout>>();
   private closed = false;
 
   constructor(private readonly options: RegistryOptions) {
-    this.nextId = options.firstId ?? 1;
+    this.nextId = options.owner.readLastId() + 1;
   }
 
   get isClosed(): boolean {
@@ -36,9 +39,26 @@ export class Registry {
     return () => this.endListeners.delete(listener);
   }
 
+  /** Notices about tasks (output watches) for whoever relays them, e.g. as MCP log messages. */
+  onNotice(listener: (data: Record<string, unknown>) => void): () => void {
+    this.noticeListeners.add(listener);
+    return () => this.noticeListeners.delete(listener);
+  }
+
+  notice(data: Record<string, unknown>): void {
+    for (const l of this.noticeListeners) l(data);
+  }
+
   /** Reserve the next id; one counter for every kind of task. */
   allocateId(): string {
-    return `bg-${this.nextId++}`;
+    const n = this.nextId++;
+    this.options.owner.writeLastId(n);
+    return `bg-${n}`;
+  }
+
+  /** Continue numbering after ids recovered from an earlier registry. */
+  continueAfter(n: number): void {
+    if (n >= this.nextId) this.nextId = n + 1;
   }
 
   /** Make a task visible to task_output/kill_shell/task_list (a background task). */
@@ -46,12 +66,33 @@ export class Registry {
     task.id = id;
     this.foreground.delete(task);
     this.tasks.set(id, task);
+    this.persist(task);
     task.onEnd((t) => {
+      this.persist(t);
       for (const l of this.endListeners) l(t);
       this.scheduleExpiry(t);
       this.enforceFinishedCap();
     });
     return id;
+  }
+
+  /** Record a task that was already over when it was recovered (no end event). */
+  restore(task: Task): void {
+    this.tasks.set(task.id!, task);
+    if (task.running) {
+      task.onEnd((t) => {
+        this.persist(t);
+        for (const l of this.endListeners) l(t);
+        this.scheduleExpiry(t);
+      });
+    } else {
+      this.persist(task);
+      this.scheduleExpiry(task);
+    }
+  }
+
+  private persist(task: Task): void {
+    writeMeta(this.options.owner.taskDir(task.id!), metaOf(task));
   }
 
   /** Track a foreground task for shutdown; returns the untrack function. */
@@ -85,7 +126,7 @@ export class Registry {
     const finished = this.list().filter((t) => !t.running);
     const excess = finished.length - this.options.maxFinishedTasks;
     if (excess <= 0) return;
-    finished.sort((a, b) => a.endedAtMs! - b.endedAtMs!);
+    finished.sort((a, b) => a.endedAt!.getTime() - b.endedAt!.getTime());
     for (const t of finished.slice(0, excess)) this.forget(t.id!);
   }
 

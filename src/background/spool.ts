@@ -20,6 +20,14 @@ export class Spool {
     private readonly startAfter: number,
   ) {}
 
+  /** A spool over a log file written by an earlier registry: readable, not appended to. */
+  static existing(path: string, size: number, maxBytes: number): Spool {
+    const spool = new Spool(path, maxBytes, 0);
+    spool.started = true;
+    spool.written = size;
+    return spool;
+  }
+
   /** Whether the file exists and holds output (possibly cut short by `error`). */
   get active(): boolean {
     return this.started && this.written > 0;
@@ -30,6 +38,23 @@ export class Spool {
     return this.started && this.error === null;
   }
 
+  /** Create the file now (background tasks), so the first output does not pay for it. */
+  open(): void {
+    if (!this.started && this.startAfter === 0) this.createFile();
+  }
+
+  private createFile(): boolean {
+    this.started = true;
+    try {
+      mkdirSync(dirname(this.path), { recursive: true });
+      this.fd = openSync(this.path, "a", 0o600);
+      return true;
+    } catch (e) {
+      this.fail(`cannot create spool file ${this.path}: ${(e as Error).message}`);
+      return false;
+    }
+  }
+
   /**
    * Called after `total` bytes (this chunk included) have been produced. `earlier` gives
    * the bytes produced before this chunk when spooling starts late.
@@ -38,14 +63,7 @@ export class Spool {
     if (this.error !== null) return;
     if (!this.started) {
       if (total <= this.startAfter) return;
-      this.started = true;
-      try {
-        mkdirSync(dirname(this.path), { recursive: true });
-        this.fd = openSync(this.path, "a", 0o600);
-      } catch (e) {
-        this.fail(`cannot create spool file ${this.path}: ${(e as Error).message}`);
-        return;
-      }
+      if (!this.createFile()) return;
       const before = total - chunk.byteLength > 0 ? earlier() : new Uint8Array(0);
       if (before === null) {
         this.fail("output before spooling started is no longer in memory");

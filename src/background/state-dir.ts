@@ -1,30 +1,56 @@
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { signalGroup } from "../runtime/process-group.ts";
+import { type FileLock, tryLock } from "../runtime/file-lock.ts";
+import { bootId, readMetas } from "./task-meta.ts";
 
 /** `--state-dir` / config / env, else `$XDG_STATE_HOME/agent-shell`, else `~/.local/state/agent-shell`. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, "agent-shell");
-  return join(homedir(), ".local", "state", "agent-shell");
+  return join(env.HOME || homedir(), ".local", "state", "agent-shell");
+}
+
+/** Another live registry holds the owner folder. */
+export class OwnerBusyError extends Error {
+  override name = "OwnerBusyError";
 }
 
 /**
- * The folder a registry owns inside the state dir: task logs and metadata live under it.
- * A private owner (an MCP server) gets its own folder, removed on clean exit.
+ * The folder a registry owns inside the state dir, locked while the registry lives:
+ *  - persistent (daemon, `mcp --persist`): the state dir itself; tasks survive restarts;
+ *  - private (a plain MCP server): `<state>/owners/<pid>-<random>/`, removed on clean exit.
+ * Task logs and meta.json live in `<owner>/tasks/<id>/`.
  */
 export class OwnerFolder {
   private foregroundCount = 0;
 
-  constructor(
+  private constructor(
     readonly dir: string,
     readonly persistent: boolean,
+    private readonly lock: FileLock,
   ) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, "owner.json"), JSON.stringify({ pid: process.pid, boot_id: bootId(), started_at: new Date().toISOString() }));
   }
 
-  static private(stateDir: string): OwnerFolder {
-    const name = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    return new OwnerFolder(join(stateDir, "owners", name), false);
+  static open(stateDir: string, persistent: boolean): OwnerFolder {
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    sweepDeadOwners(stateDir);
+    if (!persistent) {
+      const dir = join(stateDir, "owners", `${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      return new OwnerFolder(dir, false, tryLock(join(dir, "owner.lock"))!);
+    }
+    const lockPath = join(stateDir, "owner.lock");
+    const lock = tryLock(lockPath);
+    if (!lock) {
+      const pid = ownerPid(stateDir);
+      throw new OwnerBusyError(
+        `state dir ${stateDir} is already used by a live persistent registry (lock ${lockPath} held by pid ${pid ?? "unknown"}); ` +
+          `stop it (agent-shell daemon stop, or end that process) or use another --state-dir`,
+      );
+    }
+    return new OwnerFolder(stateDir, true, lock);
   }
 
   taskDir(id: string): string {
@@ -36,8 +62,63 @@ export class OwnerFolder {
     return join(this.dir, "foreground", String(++this.foregroundCount));
   }
 
-  /** Removed on clean exit unless the registry persists. */
+  /** The last task number handed out here (persistent folders keep it across restarts). */
+  readLastId(): number {
+    try {
+      return Number(readFileSync(join(this.dir, "last-id"), "utf8")) || 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  writeLastId(n: number): void {
+    if (!this.persistent) return;
+    try {
+      writeFileSync(join(this.dir, "last-id"), String(n));
+    } catch {}
+  }
+
+  /** Release the lock; a private folder goes with it. */
   close(): void {
-    if (!this.persistent) rmSync(this.dir, { recursive: true, force: true });
+    if (this.persistent) rmSync(join(this.dir, "foreground"), { recursive: true, force: true });
+    else rmSync(this.dir, { recursive: true, force: true });
+    this.lock.release();
+  }
+}
+
+function ownerPid(dir: string): number | null {
+  try {
+    return JSON.parse(readFileSync(join(dir, "owner.json"), "utf8")).pid ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Private owner folders whose lock is free belong to registries that died without
+ * cleaning up (and whose watchdog died too): kill what they recorded as running, remove them.
+ */
+export function sweepDeadOwners(stateDir: string): void {
+  const ownersDir = join(stateDir, "owners");
+  let names: string[];
+  try {
+    names = readdirSync(ownersDir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const dir = join(ownersDir, name);
+    let lock: FileLock | null;
+    try {
+      lock = tryLock(join(dir, "owner.lock"));
+    } catch {
+      continue;
+    }
+    if (!lock) continue; // alive
+    for (const { meta } of readMetas(dir)) {
+      if (meta.status === "running" && meta.pgid && meta.boot_id === bootId()) signalGroup(meta.pgid, "SIGKILL");
+    }
+    rmSync(dir, { recursive: true, force: true });
+    lock.release();
   }
 }

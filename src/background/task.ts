@@ -26,6 +26,8 @@ export interface TaskInit {
   stderr: OutputStream;
   /** Folder holding this task's log files, removed when the task is forgotten. */
   logDir?: string;
+  /** For tasks recovered from an earlier registry. */
+  startedAt?: Date;
 }
 
 /**
@@ -45,10 +47,8 @@ export class Task {
   readonly stdout: OutputStream;
   readonly stderr: OutputStream;
   readonly logDir?: string;
-  readonly startedAt = new Date();
-  readonly startedAtMs = performance.now();
+  readonly startedAt: Date;
   endedAt: Date | null = null;
-  endedAtMs: number | null = null;
   status: TaskStatus = "running";
   exit: ExitStatus | null = null;
   lostReason?: string;
@@ -74,6 +74,7 @@ export class Task {
     this.stdout = init.stdout;
     this.stderr = init.stderr;
     this.logDir = init.logDir;
+    this.startedAt = init.startedAt ?? new Date();
     this.ended = new Promise((r) => (this.resolveEnded = r));
   }
 
@@ -86,7 +87,7 @@ export class Task {
   }
 
   get durationMs(): number {
-    return Math.round((this.endedAtMs ?? performance.now()) - this.startedAtMs);
+    return (this.endedAt ?? new Date()).getTime() - this.startedAt.getTime();
   }
 
   onEnd(listener: (task: Task) => void): void {
@@ -116,7 +117,9 @@ export class Task {
       await drained;
     }
     handle.dispose();
-    this.finish(this.killRequested ? "killed" : "completed", exit);
+    if (this.killRequested) this.finish("killed", exit);
+    else if (exit.unknown) this.finish("lost", null, "the process ended after agent-shell restarted; its exit status is unknown");
+    else this.finish("completed", exit);
   }
 
   /** Terminates the task's whole process group; resolves when the group is gone. */
@@ -139,7 +142,6 @@ export class Task {
     this.exit = exit;
     if (lostReason) this.lostReason = lostReason;
     this.endedAt = new Date();
-    this.endedAtMs = performance.now();
     this.resolveEnded();
     for (const l of this.endListeners) l(this);
   }

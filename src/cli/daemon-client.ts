@@ -4,10 +4,9 @@ import { basename } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { AWAIT_OUTPUT_METHOD, type AwaitOutputParams, type AwaitOutputResult, AwaitOutputResultSchema } from "../mcp/await-output.ts";
 import { SocketTransport } from "../mcp/socket-transport.ts";
-import { isLocked } from "../runtime/flock.ts";
 import type { ToolResult } from "../tools/errors.ts";
 import { VERSION } from "../version.ts";
-import { checkOwnership, type DaemonPaths } from "./daemon-paths.ts";
+import { checkOwnership, type DaemonPaths, lockHeld } from "./daemon-paths.ts";
 
 /** How long a CLI waits for an auto-started daemon to listen. */
 const START_TIMEOUT_MS = 15_000;
@@ -58,7 +57,7 @@ export async function ensureDaemon(paths: DaemonPaths): Promise<DaemonClient> {
     if (Date.now() > deadline) {
       throw new Error(`the daemon did not start within ${START_TIMEOUT_MS / 1000} s; see ${paths.log}`);
     }
-    if (!isLocked(paths.lock)) {
+    if (!lockHeld(paths.lock)) {
       const outcome = await spawnDaemon(paths);
       if (outcome === "failed") throw new Error(`the daemon failed to start: ${logTail(paths.log)}`);
       spawned = true;

@@ -1,6 +1,7 @@
-import { lstatSync, mkdirSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defaultStateDir } from "../background/state-dir.ts";
+import { tryLock } from "../runtime/file-lock.ts";
 
 /** Where the per-user daemon lives: its socket, its start lock and its log, in the state dir. */
 export interface DaemonPaths {
@@ -51,4 +52,13 @@ export function checkOwnership(paths: DaemonPaths): void {
   if (!sock.isSocket()) {
     throw new ForeignOwnerError(`${paths.socket} exists and is not a socket; remove it or use another --state-dir`);
   }
+}
+
+/** Whether a live daemon holds the start lock (a probe: taking and dropping it if free). */
+export function lockHeld(path: string): boolean {
+  if (!existsSync(path)) return false;
+  const probe = tryLock(path);
+  if (!probe) return true;
+  probe.release();
+  return false;
 }

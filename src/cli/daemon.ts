@@ -1,10 +1,10 @@
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { ToolHost } from "../host/tool-host.ts";
 import { serveDaemon } from "../mcp/daemon-server.ts";
-import { isLocked, tryLock } from "../runtime/flock.ts";
+import { tryLock } from "../runtime/file-lock.ts";
 import { connectDaemon, ensureDaemon } from "./daemon-client.ts";
-import { checkOwnership, daemonPaths, type DaemonPaths, resolveStateDir } from "./daemon-paths.ts";
+import { checkOwnership, daemonPaths, type DaemonPaths, lockHeld, resolveStateDir } from "./daemon-paths.ts";
 import { hostOptions } from "./host-options.ts";
 import { printJson, reportError, writeAll } from "./report.ts";
 import { maybeHelp, parseVerbArgs, secondsOption } from "./verb-args.ts";
@@ -22,7 +22,8 @@ by itself after an idle period with no client and no running task.
 
 Options:
   --json             machine-readable output (status, start)
-  --idle-timeout S   (start) exit after S idle seconds (default: $AGENT_SHELL_DAEMON_IDLE_SECONDS or 900)
+  --idle-timeout S   (start) exit after S idle seconds (default: config daemon_idle_seconds, env
+                     AGENT_SHELL_DAEMON_IDLE_SECONDS, 900)
   --state-dir DIR    the state dir (default: $AGENT_SHELL_STATE_DIR, $XDG_STATE_HOME/agent-shell, ~/.local/state/agent-shell)
 
 Examples:
@@ -30,7 +31,6 @@ Examples:
   agent-shell daemon stop
 `;
 
-const DEFAULT_IDLE_SECONDS = 900;
 const STOP_TIMEOUT_MS = 60_000;
 
 /** `agent-shell daemon start|stop|status` (and the internal `serve`, the daemon process itself). */
@@ -104,7 +104,7 @@ async function status(paths: DaemonPaths, json: boolean): Promise<number> {
 /** SIGTERM to the daemon (it kills its tasks first), then wait for its socket to close. */
 async function stop(paths: DaemonPaths, json: boolean): Promise<number> {
   checkOwnership(paths);
-  const pid = isLocked(paths.lock) ? daemonPid(paths) : null;
+  const pid = lockHeld(paths.lock) ? daemonPid(paths) : null;
   if (pid === null) {
     rmSync(paths.socket, { force: true }); // a stale socket of a daemon that died
     if (json) printJson({ stopped: false, running: false });
@@ -123,7 +123,7 @@ async function stop(paths: DaemonPaths, json: boolean): Promise<number> {
       resolve(true);
     });
   });
-  if (!gone || isLocked(paths.lock)) return reportError(`the daemon (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s`);
+  if (!gone || lockHeld(paths.lock)) return reportError(`the daemon (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s`);
   // It has released everything; wait out its last instant so that "stopped" means gone.
   for (let i = 0; i < 500 && processAlive(pid); i++) await Bun.sleep(10);
   if (json) printJson({ stopped: true, pid });
@@ -139,14 +139,11 @@ async function serve(paths: DaemonPaths, values: Record<string, unknown>): Promi
     writeAll(1, new TextEncoder().encode("busy\n"));
     return 0;
   }
-  lock.write(`${process.pid}\n`);
-  const idleSeconds =
-    secondsOption("daemon", "idle-timeout", values["idle-timeout"]) ??
-    secondsOption("daemon", "AGENT_SHELL_DAEMON_IDLE_SECONDS", process.env.AGENT_SHELL_DAEMON_IDLE_SECONDS || undefined) ??
-    DEFAULT_IDLE_SECONDS;
-  const base = hostOptions({ allow: values.allow as string[] | undefined, "state-dir": paths.stateDir });
+  writeFileSync(paths.lock, `${process.pid}\n`);
+  const base = hostOptions({ allow: values.allow as string[] | undefined, config: values.config as string | undefined, "state-dir": paths.stateDir });
   // The daemon serves its user's own terminal: it runs from / and each CLI request names its directory.
   const host = new ToolHost({ ...base, cwd: "/", persist: true });
+  const idleSeconds = secondsOption("daemon", "idle-timeout", values["idle-timeout"]) ?? host.config.daemon_idle_seconds;
   process.stderr.write(`${new Date().toISOString()} daemon ${process.pid} serving on ${paths.socket}\n`);
   return serveDaemon(host, {
     socketPath: paths.socket,

@@ -1,8 +1,10 @@
 import { parseArgs } from "node:util";
+import { loadConfig } from "../config/load.ts";
+import { parseArgvTemplate } from "../config/shell-words.ts";
 import type { HostOptions } from "../host/tool-host.ts";
 import { UsageError } from "./usage.ts";
 
-/** Flags shared by `mcp`, `call` and the other verbs that build a ToolHost. */
+/** Flags shared by `mcp`, `call`, `config show` and the other verbs that build a ToolHost. */
 export const HOST_FLAGS = {
   cwd: { type: "string" },
   allow: { type: "string", multiple: true },
@@ -10,7 +12,9 @@ export const HOST_FLAGS = {
   config: { type: "string" },
   "agent-command": { type: "string" },
   "state-dir": { type: "string" },
+  persist: { type: "boolean" },
   yes: { type: "boolean" },
+  json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -24,14 +28,28 @@ export function parseHostFlags(argv: string[]) {
   }
 }
 
-export function hostOptions(values: HostFlags): HostOptions {
-  const config: NonNullable<HostOptions["config"]> = {};
+/** Config keys given as flags (the highest precedence). */
+export function configFlags(values: HostFlags): Record<string, unknown> {
+  const flags: Record<string, unknown> = {};
   if (values.timeout !== undefined) {
     const n = Number(values.timeout);
     if (!Number.isInteger(n) || n < 1) throw new UsageError(`--timeout must be a whole number of seconds ≥ 1, got '${values.timeout}'`);
-    config.timeout_seconds = n;
+    flags.timeout_seconds = n;
   }
-  if (values.allow) config.allowed_paths = values.allow;
-  if (values["state-dir"]) config.state_dir = values["state-dir"];
-  return { cwd: values.cwd, config };
+  if (values.allow) flags.allowed_paths = values.allow;
+  if (values["state-dir"]) flags.state_dir = values["state-dir"];
+  if (values["agent-command"] !== undefined) {
+    try {
+      flags.agent_command = parseArgvTemplate(values["agent-command"]);
+    } catch (e) {
+      throw new UsageError(`--agent-command: ${(e as Error).message}`);
+    }
+  }
+  return flags;
+}
+
+/** HostOptions from the flags, the environment and the config file (ConfigError on bad config). */
+export function hostOptions(values: HostFlags): HostOptions {
+  const { config } = loadConfig({ configFile: values.config, flags: configFlags(values) });
+  return { cwd: values.cwd, config, persist: values.persist === true };
 }

@@ -2,6 +2,7 @@ import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { Launcher } from "../background/launcher.ts";
+import { recoverTasks } from "../background/recovery.ts";
 import { Registry } from "../background/registry.ts";
 import type { Task } from "../background/task.ts";
 import { defaultStateDir, OwnerFolder } from "../background/state-dir.ts";
@@ -9,6 +10,7 @@ import { type Config, ConfigSchema } from "../config/schema.ts";
 import { LocalPipesRuntime } from "../runtime/local-pipes.ts";
 import { PendingConfirmations } from "../safety/confirmations.ts";
 import { canonicalRoot } from "../safety/paths.ts";
+import { capResultSize } from "./result-size.ts";
 import { errorResult, invalidArguments, ToolError, type ToolResult } from "../tools/errors.ts";
 import { TOOLS } from "../tools/index.ts";
 import type { ConfirmationPolicy, ToolContext, ToolDefinition } from "../tools/types.ts";
@@ -25,7 +27,10 @@ export interface HostOptions {
   /** Effective configuration (already merged from file, env and flags). */
   config?: Partial<Config>;
   confirmationPolicy?: ConfirmationPolicy;
-  /** A persistent registry (the daemon): fixed owner folder in the state dir, tasks recovered, ids continued. */
+  /**
+   * Persistent registry (daemon, `mcp --persist`): the state dir itself is the owner
+   * folder, locked while alive; tasks of a previous owner that died are recovered.
+   */
   persist?: boolean;
 }
 
@@ -55,11 +60,13 @@ export class ToolHost {
     this.config = ConfigSchema.parse(options.config ?? {});
     this.cwd = realpathSync(resolve(options.cwd ?? process.cwd()));
     const allowedRoots = [this.cwd, ...this.config.allowed_paths.map((p) => canonicalRoot(resolve(this.cwd, expandHome(p))))];
+    this.owner = OwnerFolder.open(this.config.state_dir ?? defaultStateDir(), options.persist === true);
     this.registry = new Registry({
       taskTtlMs: this.config.task_ttl_seconds * 1000,
       maxFinishedTasks: this.config.max_finished_tasks,
+      owner: this.owner,
     });
-    this.owner = OwnerFolder.private(this.config.state_dir ?? defaultStateDir());
+    if (options.persist) recoverTasks(this.owner, this.registry, this.config);
     this.launcher = new Launcher(this.registry, this.owner, this.config);
     this.base = {
       config: this.config,
@@ -90,7 +97,7 @@ export class ToolHost {
     if (!parsed.success) return invalidArguments(name, parsed.error, args);
     const signal = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
     try {
-      return await tool.run(parsed.data, { ...this.base, signal, progress: options.progress, onTask: options.onTask });
+      return capResultSize(await tool.run(parsed.data, { ...this.base, signal, progress: options.progress, onTask: options.onTask }));
     } catch (e) {
       if (e instanceof ToolError) return e.toResult();
       return errorResult("IO_ERROR", `${name} failed: ${(e as Error).message}`, { tool: name });

@@ -46,10 +46,14 @@ export function createMcpServer(host: ToolHost): Server {
       })
       .catch(() => {});
   });
+  const unsubscribeNotices = host.registry.onNotice((data) => {
+    void server.sendLoggingMessage({ level: "info", logger: "agent-shell", data }).catch(() => {});
+  });
   // One host may serve many sessions (the daemon): a closed session stops listening.
   const onclose = server.onclose;
   server.onclose = () => {
     unsubscribe();
+    unsubscribeNotices();
     onclose?.();
   };
   return server;

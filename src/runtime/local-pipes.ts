@@ -2,6 +2,7 @@ import { closeSync } from "node:fs";
 import type { ExitStatus, ProcessHandle, Runtime, SpawnSpec } from "./types.ts";
 import { createPipe } from "./pipes.ts";
 import { groupAlive, signalGroup } from "./process-group.ts";
+import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
 
 /**
@@ -12,6 +13,10 @@ import { watchdog } from "./watchdog.ts";
 export class LocalPipesRuntime implements Runtime {
   async spawn(spec: SpawnSpec): Promise<ProcessHandle> {
     return spawnLocalPipes(spec);
+  }
+
+  portOpen(port: number): Promise<boolean> {
+    return localPortOpen(port);
   }
 }
 
@@ -28,7 +33,7 @@ export function spawnLocalPipes(spec: SpawnSpec): ProcessHandle {
       [stdinR, stdinW] = createPipe();
       fds.push(stdinR, stdinW);
     }
-    const proc = Bun.spawn(["bash", "-c", spec.command], {
+    const proc = Bun.spawn(spec.argv ?? ["bash", "-c", spec.command], {
       cwd: spec.cwd,
       env: spec.env,
       stdin: stdinR ?? "ignore",
@@ -64,6 +69,7 @@ class LocalPipesHandle implements ProcessHandle {
   readonly exited: Promise<ExitStatus>;
   private stdinSink: ReturnType<ReturnType<typeof Bun.file>["writer"]> | null = null;
   private disposed = false;
+  private leaderExited = false;
 
   constructor(
     private proc: Bun.Subprocess,
@@ -75,10 +81,10 @@ class LocalPipesHandle implements ProcessHandle {
     this.pgid = proc.pid;
     this.stdout = Bun.file(outFd).stream();
     this.stderr = Bun.file(errFd).stream();
-    this.exited = proc.exited.then(() => ({
-      code: proc.signalCode ? null : proc.exitCode,
-      signal: proc.signalCode ?? null,
-    }));
+    this.exited = proc.exited.then(() => {
+      this.leaderExited = true;
+      return { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };
+    });
     if (stdinFd !== null) this.stdinSink = Bun.file(stdinFd).writer();
   }
 
@@ -119,7 +125,8 @@ class LocalPipesHandle implements ProcessHandle {
   }
 
   async groupAlive(): Promise<boolean> {
-    return groupAlive(this.pgid);
+    // While the leader runs the group is alive: no need to scan /proc.
+    return !this.leaderExited || groupAlive(this.pgid);
   }
 
   dispose(): void {

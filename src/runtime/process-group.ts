@@ -25,19 +25,29 @@ function readStat(pid: string): ProcStat | null {
   }
 }
 
-/** Live (non-zombie) processes whose process group or session is `leader`. */
-export function liveMembers(leader: number): ProcStat[] {
-  if (!quickGroupCheck(leader)) return [];
-  const members: ProcStat[] = [];
+/** How long one scan of /proc is reused: many concurrent kills share a scan. */
+const SNAPSHOT_TTL_MS = 5;
+let snapshot: { at: number; procs: ProcStat[] } | null = null;
+
+/** Every live (non-zombie) process, from a scan at most SNAPSHOT_TTL_MS old. */
+function liveProcesses(): ProcStat[] {
+  const now = performance.now();
+  if (snapshot && now - snapshot.at < SNAPSHOT_TTL_MS) return snapshot.procs;
+  const procs: ProcStat[] = [];
   for (const entry of readdirSync("/proc")) {
     const c = entry.charCodeAt(0);
     if (c < 48 || c > 57) continue;
     const st = readStat(entry);
-    if (st && (st.pgrp === leader || st.session === leader) && st.state !== "Z" && st.state !== "X") {
-      members.push(st);
-    }
+    if (st && st.state !== "Z" && st.state !== "X") procs.push(st);
   }
-  return members;
+  snapshot = { at: performance.now(), procs };
+  return procs;
+}
+
+/** Live (non-zombie) processes whose process group or session is `leader`. */
+export function liveMembers(leader: number): ProcStat[] {
+  if (!quickGroupCheck(leader)) return [];
+  return liveProcesses().filter((st) => st.pgrp === leader || st.session === leader);
 }
 
 /**

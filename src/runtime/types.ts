@@ -4,8 +4,10 @@
  */
 
 export interface SpawnSpec {
-  /** Run with `bash -c`. */
+  /** Run with `bash -c` (unless `argv` is given). */
   command: string;
+  /** Run this program directly, with no shell in between (subagents). */
+  argv?: string[];
   cwd: string;
   /** The complete environment of the child (the caller merges inherited + overrides). */
   env: Record<string, string>;
@@ -23,6 +25,8 @@ export interface ExitStatus {
   code: number | null;
   /** Signal name such as "SIGTERM" when a signal ended the process. */
   signal: string | null;
+  /** True when the end was observed without an exit status (a recovered process). */
+  unknown?: boolean;
 }
 
 export interface ProcessHandle {
@@ -49,6 +53,8 @@ export interface ProcessHandle {
 }
 
 export interface Runtime {
-  /** Throws a ToolError-compatible Error (code IO_ERROR) when the process cannot start. */
+  /** Throws when the process cannot start (the tool reports IO_ERROR with the message). */
   spawn(spec: SpawnSpec): Promise<ProcessHandle>;
+  /** Whether something accepts TCP connections on `port` where this runtime's processes run. */
+  portOpen(port: number): Promise<boolean>;
 }

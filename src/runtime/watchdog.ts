@@ -49,17 +49,28 @@ function startWatchdog(): Watchdog {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" },
   });
   proc.unref();
-  const send = (line: string) => {
+  const send = (text: string) => {
     try {
-      proc.stdin.write(line);
+      proc.stdin.write(text);
       proc.stdin.flush();
     } catch {
       /* the watchdog died: nothing more we can do from here */
     }
   };
+  // `add` goes out at once (the host may die any moment); `del`s are batched off the
+  // hot path of a call: a stale entry for a moment only names a group that is gone.
+  let pendingDel = "";
+  const flushDel = () => {
+    const text = pendingDel;
+    pendingDel = "";
+    if (text) send(text);
+  };
   return {
     pid: proc.pid,
     track: (pgid) => send(`add ${pgid}\n`),
-    untrack: (pgid) => send(`del ${pgid}\n`),
+    untrack: (pgid) => {
+      if (!pendingDel) setImmediate(flushDel);
+      pendingDel += `del ${pgid}\n`;
+    },
   };
 }

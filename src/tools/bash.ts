@@ -4,6 +4,8 @@ import { childEnv } from "../runtime/env.ts";
 import { guardCommand } from "./command-guard.ts";
 import { errorResult, ToolError } from "./errors.ts";
 import { exitFields, foregroundOutput } from "./output-fields.ts";
+import { compileService, existingService, serviceParameters, startService } from "./service.ts";
+import { startProgress } from "../background/progress-ticker.ts";
 import { defineTool } from "./types.ts";
 
 const schema = z
@@ -30,6 +32,7 @@ const schema = z
       .describe("Return at once with a task_id; read it with task_output, stop it with kill_shell. (default: false)"),
     env: z.record(z.string(), z.string()).optional().describe("Environment variables added to the inherited environment. (default: none)"),
     stdin: z.string().optional().describe("Text fed to the command's stdin, which is then closed. (default: stdin is /dev/null)"),
+    ...serviceParameters,
   })
   .strict();
 
@@ -42,12 +45,16 @@ export const bashTool = defineTool({
     "'[... truncated, N bytes total ...]' line. Destructive commands (rm, mv, sudo, git push --force, …) first return " +
     "needs_confirmation; a few (rm -rf /, mkfs, …) are always refused. " +
     "Returns: {command, exit_code, stdout, stderr, success, duration_ms, description?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?} " +
-    "in the foreground; {command, task_id, status, pid, description?} with run_in_background; {needs_confirmation, command, message, description?} for a command that needs approval.",
+    "in the foreground; {command, task_id, status, pid, description?, name?, ready?, ready_after_ms?, already_running?} with run_in_background; {needs_confirmation, command, message, description?} for a command that needs approval.",
   schema,
   async run(args, ctx) {
     const guard = await guardCommand(ctx, args, { checkPath: true });
     if ("result" in guard) return guard.result;
     const background = args.run_in_background === true;
+    const service = compileService(args);
+    if ("error" in service) return service;
+    const existing = existingService(ctx, args.name);
+    if (existing) return existing;
     const spec = {
       command: args.command,
       cwd: guard.cwd,
@@ -60,6 +67,7 @@ export const bashTool = defineTool({
         kind: "bash",
         command: args.command,
         description: args.description,
+        name: args.name,
         spec,
         runtime: ctx.runtime,
         background,
@@ -71,10 +79,14 @@ export const bashTool = defineTool({
     ctx.onTask?.(task);
     const described = args.description !== undefined ? { description: args.description } : {};
     if (background) {
-      return { command: args.command, task_id: task.id, status: "running", ...described, pid: task.pid };
+      const started = await startService(task, args, service, ctx);
+      if ("error" in started) return started;
+      const named = args.name !== undefined ? { name: args.name } : {};
+      return { command: args.command, task_id: task.id, status: "running", ...described, ...named, pid: task.pid, ...started };
     }
     const timeoutSeconds = args.timeout_seconds ?? ctx.config.timeout_seconds;
-    const outcome = await awaitForeground(task, { timeoutMs: timeoutSeconds * 1000, signal: ctx.signal });
+    const stopProgress = ctx.progress ? startProgress(task, (bytes, line) => ctx.progress!(bytes, line)) : () => {};
+    const outcome = await awaitForeground(task, { timeoutMs: timeoutSeconds * 1000, signal: ctx.signal }).finally(stopProgress);
     const output = foregroundOutput(task, ctx.config.max_output_bytes);
     if (outcome === "timeout") {
       return errorResult("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, {

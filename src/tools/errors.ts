@@ -2,11 +2,11 @@ import type { z } from "zod";
 
 export type ErrorCode = "NOT_FOUND" | "ACCESS_DENIED" | "INVALID_ARGUMENT" | "IO_ERROR" | "TIMEOUT" | "BLOCKED";
 
-export interface ErrorResult {
+export type ErrorResult = {
   error: string;
   error_code: ErrorCode;
   context: Record<string, unknown>;
-}
+};
 
 export type ToolResult = Record<string, unknown>;
 

@@ -1,8 +1,9 @@
 import { bashTool } from "./bash.ts";
 import { killShellTool } from "./kill-shell.ts";
 import { taskListTool } from "./task-list.ts";
+import { taskTool } from "./task.ts";
 import { taskOutputTool } from "./task-output.ts";
 import type { ToolDefinition } from "./types.ts";
 
 /** Every tool, in the order tools/list shows them. */
-export const TOOLS: ToolDefinition[] = [bashTool, taskOutputTool, killShellTool, taskListTool] as ToolDefinition[];
+export const TOOLS: ToolDefinition[] = [bashTool, taskTool, taskOutputTool, killShellTool, taskListTool] as ToolDefinition[];

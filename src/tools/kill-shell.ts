@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Task } from "../background/task.ts";
 import { exitFields } from "./output-fields.ts";
-import { findTask, identity } from "./task-fields.ts";
+import { findTask } from "./task-fields.ts";
 import { defineTool } from "./types.ts";
 
 const schema = z
@@ -23,8 +23,8 @@ export const killShellTool = defineTool({
     if (task.running) {
       await task.kill();
       await task.ended;
-      if (task.status === "killed") return { ...identity(task), status: "killed", success: true };
+      if (task.status === "killed") return { task_id: task.id, task_type: "background", status: "killed", success: true };
     }
-    return { ...identity(task), status: "already_completed", success: true, ...exitFields(task) };
+    return { task_id: task.id, task_type: "background", status: "already_completed", success: true, ...exitFields(task) };
   },
 });

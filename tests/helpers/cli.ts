@@ -28,6 +28,23 @@ export interface CliSandbox {
   close(): Promise<void>;
 }
 
+/** Runs the compiled binary as a command line, with no stdin (or the given text) and no AGENT_SHELL_* from the test's env. */
+export async function runCli(args: string[], opts: { env?: Record<string, string>; cwd?: string; stdin?: string } = {}): Promise<CliResult> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("AGENT_SHELL_")) env[k] = v;
+  Object.assign(env, opts.env);
+  const t0 = performance.now();
+  const proc = Bun.spawn([BINARY, ...args], {
+    env,
+    cwd: opts.cwd,
+    stdin: opts.stdin !== undefined ? new Blob([opts.stdin]) : "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr, ms: performance.now() - t0 };
+}
+
 /** A private state dir and cwd for CLI tests, so each test file has its own daemon. */
 export function cliSandbox(extraEnv: Record<string, string> = {}): CliSandbox {
   const stateDir = realpathSync(mkdtempSync(join(tmpdir(), "as-cli-state-")));

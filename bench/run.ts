@@ -1,0 +1,333 @@
+/**
+ * The foundation's performance targets, measured in one run against the compiled binary
+ * (`AGENT_SHELL_BINARY` overrides dist/agent-shell). Prints a markdown table and writes
+ * bench/results.json. Run after `bun run build.ts`: `bun run bench/run.ts`.
+ *
+ * Every figure that has a "raw" floor measures it in the same run, interleaved with the
+ * agent-shell measurement, so background load on the machine hits both alike.
+ */
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BINARY, startServer, type McpSession } from "../tests/helpers/mcp.ts";
+import { processesMatching } from "../tests/helpers/procs.ts";
+import {
+  initializeParams,
+  LineClient,
+  machine,
+  rawBash,
+  realtimeNs,
+  round,
+  stats,
+  vmField,
+  type Stats,
+} from "./lib.ts";
+
+const CALLS = 300; // per variant, after warm-up
+const WARMUP = 30;
+const ROUNDS = 6; // variants interleaved in rounds of CALLS / ROUNDS
+const WAITS = 30;
+const FLOOD_BYTES = 200_000_000;
+const FLOOD_REPS = 3;
+const COLD_STARTS = 15;
+
+const startedAt = performance.now();
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), "as-bench-")));
+const mcpArgs = ["mcp", "--state-dir", join(scratch, "state")];
+const open = new Set<{ close(): Promise<unknown> }>();
+
+let sessions = 0;
+/** An SDK session whose cwd and state dir live in our scratch dir (removed at the end). */
+async function sdkSession(): Promise<McpSession> {
+  const dir = join(scratch, `sdk-${++sessions}`);
+  mkdirSync(join(dir, "state"), { recursive: true });
+  const s = await startServer({ cwd: dir, stateDir: join(dir, "state") });
+  open.add(s);
+  return s;
+}
+async function lineSession(): Promise<LineClient> {
+  const c = new LineClient(BINARY, mcpArgs, scratch);
+  open.add(c);
+  await c.initialize();
+  return c;
+}
+async function closeSession(s: { close(): Promise<unknown> }) {
+  open.delete(s);
+  await s.close();
+}
+
+function log(msg: string) {
+  process.stderr.write(`[${((performance.now() - startedAt) / 1000).toFixed(1)}s] ${msg}\n`);
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}
+
+function expectOk(result: any, what: string) {
+  if (!result || result.exit_code !== 0 || result.success !== true) throw new Error(`${what}: unexpected result ${JSON.stringify(result)}`);
+}
+
+// ---------- 1. bash {command: "true"} versus the raw floor ----------
+
+async function benchCall(sdk: McpSession, line: LineClient) {
+  const variants: Record<string, () => Promise<unknown>> = {
+    raw: () => rawBash("true"),
+    sdk: async () => expectOk(await sdk.call("bash", { command: "true" }), "sdk bash true"),
+    line: async () => expectOk((await line.call("bash", { command: "true" })).result, "line bash true"),
+    // The protocol and tool-dispatch cost alone, no child: a task_list on an empty registry.
+    sdk_rpc: () => sdk.call("task_list", {}),
+    line_rpc: () => line.call("task_list", {}),
+  };
+  const names = Object.keys(variants);
+  const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+  for (const name of names) for (let i = 0; i < WARMUP; i++) await variants[name]!();
+  const perRound = CALLS / ROUNDS;
+  for (let r = 0; r < ROUNDS; r++) {
+    // Rotate the order so no variant always follows the same one.
+    const order = names.map((_, i) => names[(i + r) % names.length]!);
+    for (const name of order) for (let i = 0; i < perRound; i++) samples[name]!.push(await timed(variants[name]!));
+  }
+  return Object.fromEntries(names.map((n) => [n, stats(samples[n]!)])) as Record<string, Stats>;
+}
+
+// ---------- 2. task_output {wait: true} latency after the task's exit ----------
+
+/**
+ * The task's last act is `exec date +%s%N`: bash is replaced by date, which prints the
+ * realtime clock and exits — that exit is the task's exit. The latency is our receive time
+ * (same clock) minus that timestamp, so it also includes date's own exit (~tens of µs).
+ * Two shapes: output long before the exit (the steady state: the spool file exists), and the
+ * first output right at the exit (the server creates the task's spool file in that instant).
+ */
+const WAIT_COMMANDS = {
+  early_output: "echo bench-wait-marker; sleep 0.2; exec date +%s%N",
+  first_output_at_exit: "sleep 0.2; echo bench-wait-marker; exec date +%s%N",
+};
+
+function exitStamp(result: any): bigint {
+  if (result?.status !== "completed" || result.exit_code !== 0) throw new Error(`wait: unexpected ${JSON.stringify(result)}`);
+  const lines = String(result.stdout).trim().split("\n");
+  return BigInt(lines[lines.length - 1]!);
+}
+
+async function benchWaitShape(sdk: McpSession, line: LineClient, command: string) {
+  const sdkMs: number[] = [];
+  const lineMs: number[] = [];
+  const noticeMs: number[] = [];
+  const rawMs: number[] = [];
+  for (let i = 0; i < WAITS; i++) {
+    {
+      // Floor: how soon a parent that is itself blocked on the child sees its exit and EOF.
+      const p = Bun.spawn(["bash", "-c", command], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+      const [text] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+      const at = realtimeNs();
+      rawMs.push(Number(at - exitStamp({ status: "completed", exit_code: 0, stdout: text })) / 1e6);
+    }
+    {
+      const started = await sdk.call("bash", { command, run_in_background: true });
+      const out = await sdk.call("task_output", { task_id: started.task_id, wait: true, timeout: 10 });
+      const at = realtimeNs();
+      sdkMs.push(Number(at - exitStamp(out)) / 1e6);
+    }
+    {
+      const started = (await line.call("bash", { command, run_in_background: true })).result;
+      const { result, atNs } = await line.call("task_output", { task_id: started.task_id, wait: true, timeout: 10 });
+      const exitNs = exitStamp(result);
+      lineMs.push(Number(atNs - exitNs) / 1e6);
+      // The task_finished notice is written before or just after the response; give it a moment.
+      for (let t = 0; t < 100; t++) {
+        const notice = line.notices.find((n) => n.message.params?.data?.task_id === started.task_id);
+        if (notice) {
+          noticeMs.push(Number(notice.atNs - exitNs) / 1e6);
+          break;
+        }
+        await Bun.sleep(1);
+      }
+    }
+  }
+  return { command, raw: stats(rawMs), sdk: stats(sdkMs), line: stats(lineMs), notice: stats(noticeMs) };
+}
+
+async function benchWait(sdk: McpSession, line: LineClient) {
+  const out: Record<string, Awaited<ReturnType<typeof benchWaitShape>>> = {};
+  for (const [name, command] of Object.entries(WAIT_COMMANDS)) out[name] = await benchWaitShape(sdk, line, command);
+  return out;
+}
+
+// ---------- 3. 200 MB background flood nobody reads ----------
+
+const FLOODS = {
+  zeros: `head -c ${FLOOD_BYTES} /dev/zero`,
+  text: `yes 'agent-shell benchmark: a line of ordinary text output' | head -c ${FLOOD_BYTES}`,
+};
+
+async function floodOnce(command: string) {
+  const s = await sdkSession();
+  try {
+    const idleRss = vmField(s.pid, "VmRSS");
+    const t0 = performance.now();
+    const started = await s.call("bash", { command, run_in_background: true });
+    const out = await s.call("task_output", { task_id: started.task_id, wait: true, timeout: 120, max_bytes: 1000 });
+    const ms = performance.now() - t0;
+    if (out.status !== "completed" || out.exit_code !== 0 || out.stdout_total_bytes !== FLOOD_BYTES) {
+      throw new Error(`flood: unexpected ${JSON.stringify({ ...out, stdout: undefined })}`);
+    }
+    return { ms, peakRss: vmField(s.pid, "VmHWM"), idleRss, taskMs: out.duration_ms as number, resultBytes: out.stdout.length as number };
+  } finally {
+    await closeSession(s);
+  }
+}
+
+async function benchFlood() {
+  const out: Record<string, any> = {};
+  for (const [name, command] of Object.entries(FLOODS)) {
+    const raw: number[] = [];
+    const runs: Awaited<ReturnType<typeof floodOnce>>[] = [];
+    for (let r = 0; r < FLOOD_REPS; r++) {
+      const t0 = performance.now();
+      const bytes = await rawBash(command);
+      raw.push(performance.now() - t0);
+      if (bytes !== FLOOD_BYTES) throw new Error(`raw flood wrote ${bytes} bytes`);
+      runs.push(await floodOnce(command));
+    }
+    const mb = FLOOD_BYTES / 1e6;
+    const rawMs = stats(raw).p50;
+    const mcpMs = stats(runs.map((r) => r.ms)).p50;
+    out[name] = {
+      command,
+      raw_ms: round(rawMs, 1),
+      mcp_ms: round(mcpMs, 1),
+      raw_mb_s: round(mb / (rawMs / 1000), 0),
+      mcp_mb_s: round(mb / (mcpMs / 1000), 0),
+      ratio: round(rawMs / mcpMs, 3),
+      task_duration_ms: stats(runs.map((r) => r.taskMs)).p50,
+      peak_rss_mb: round(Math.max(...runs.map((r) => r.peakRss)), 1),
+      idle_rss_mb: round(stats(runs.map((r) => r.idleRss)).p50, 1),
+      all_mcp_ms: runs.map((r) => round(r.ms, 1)),
+      all_raw_ms: raw.map((x) => round(x, 1)),
+    };
+  }
+  return out;
+}
+
+// ---------- 4. cold start, --version, binary size ----------
+
+async function benchCold() {
+  const init: number[] = [];
+  const firstByte: number[] = [];
+  const exit: number[] = [];
+  for (let i = 0; i <= COLD_STARTS; i++) {
+    const t0 = performance.now();
+    const c = new LineClient(BINARY, mcpArgs, scratch);
+    open.add(c);
+    await c.request("initialize", initializeParams());
+    const t1 = performance.now();
+    const t2 = performance.now();
+    await closeSession(c);
+    if (i === 0) continue; // warm-up (page cache)
+    init.push(t1 - t0);
+    firstByte.push(c.firstByteAt! - t0);
+    exit.push(performance.now() - t2);
+  }
+  const version: number[] = [];
+  for (let i = 0; i <= COLD_STARTS; i++) {
+    const ms = await timed(async () => {
+      const p = Bun.spawn([BINARY, "--version"], { stdout: "pipe", stderr: "ignore" });
+      const [text] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+      if (!text.startsWith("agent-shell ")) throw new Error(`--version printed ${text}`);
+    });
+    if (i > 0) version.push(ms);
+  }
+  return {
+    initialize: stats(init),
+    first_byte: stats(firstByte),
+    stdin_eof_to_exit: stats(exit),
+    version: stats(version),
+    binary_mb: round(Bun.file(BINARY).size / 1e6, 1),
+  };
+}
+
+// ---------- report ----------
+
+const f = (x: number, d = 2) => x.toFixed(d);
+const pass = (ok: boolean) => (ok ? "✅" : "❌");
+
+function table(r: any): string {
+  const c = r.call;
+  const rows: string[][] = [
+    ["`bash true` raw floor: Bun.spawn bash -c, pipes read (p50 / p99)", `${f(c.raw.p50)} / ${f(c.raw.p99)} ms`, "", ""],
+    ["`bash true` over MCP, SDK client (p50 / p99)", `${f(c.sdk.p50)} / ${f(c.sdk.p99)} ms`, "", ""],
+    ["`bash true` over MCP, line client (p50 / p99)", `${f(c.line.p50)} / ${f(c.line.p99)} ms`, "", ""],
+    ["SDK p50 ÷ raw p50", `${f(r.ratios.sdk, 2)}×`, "≤ 1.3×", pass(r.ratios.sdk <= 1.3)],
+    ["line client p50 ÷ raw p50", `${f(r.ratios.line, 2)}×`, "≤ 1.3×", pass(r.ratios.line <= 1.3)],
+    ["no-spawn call (`task_list`) SDK / line p50", `${f(c.sdk_rpc.p50)} / ${f(c.line_rpc.p50)} ms`, "", ""],
+  ];
+  for (const [name, w] of Object.entries<any>(r.wait)) {
+    const label = name === "early_output" ? "output long before exit" : "first output at exit";
+    rows.push(
+      [`raw floor: Bun.spawn parent sees exit + EOF, ${label} (median / max)`, `${f(w.raw.p50)} / ${f(w.raw.max)} ms`, "", ""],
+      [`\`task_output wait\` return after task exit, ${label}, SDK (median / max)`, `${f(w.sdk.p50)} / ${f(w.sdk.max)} ms`, "≤ 10 ms", pass(w.sdk.p50 <= 10)],
+      [`\`task_output wait\` return after task exit, ${label}, line (median / max)`, `${f(w.line.p50)} / ${f(w.line.max)} ms`, "≤ 10 ms", pass(w.line.p50 <= 10)],
+      [`\`task_finished\` notice after task exit, ${label} (median)`, `${f(w.notice.p50)} ms`, "", ""],
+    );
+  }
+  for (const [name, x] of Object.entries<any>(r.flood)) {
+    rows.push([`200 MB flood (${name}): raw / agent-shell`, `${x.raw_mb_s} / ${x.mcp_mb_s} MB/s (${x.raw_ms} / ${x.mcp_ms} ms)`, "", ""]);
+    rows.push([`200 MB flood (${name}): throughput vs raw`, `${f(x.ratio * 100, 0)} %`, "≥ 50 %", pass(x.ratio >= 0.5)]);
+    rows.push([`200 MB flood (${name}): server peak RSS (idle)`, `${x.peak_rss_mb} MB (${x.idle_rss_mb} MB)`, "≤ 150 MB", pass(x.peak_rss_mb <= 150)]);
+  }
+  rows.push(
+    ["cold start: spawn → initialize response (median / p99)", `${f(r.cold.initialize.p50, 1)} / ${f(r.cold.initialize.p99, 1)} ms`, "≤ 100 ms", pass(r.cold.initialize.p50 <= 100)],
+    ["stdin EOF → server exit (median)", `${f(r.cold.stdin_eof_to_exit.p50, 1)} ms`, "", ""],
+    ["`agent-shell --version` (median)", `${f(r.cold.version.p50, 1)} ms`, "", ""],
+    ["binary size", `${r.cold.binary_mb} MB`, "reported", ""],
+  );
+  const m = r.machine;
+  const head = `Machine: ${m.nproc} × ${m.model}, Bun ${m.bun}, ${m.date}, load ${m.loadavg_at_start}; ${r.bench_seconds} s\n\n`;
+  return (
+    head +
+    "| Metric | Value | Target | |\n|---|---|---|---|\n" +
+    rows.map((row) => `| ${row.join(" | ")} |`).join("\n") +
+    "\n"
+  );
+}
+
+async function cleanup() {
+  for (const s of [...open]) await closeSession(s).catch(() => {});
+  rmSync(scratch, { recursive: true, force: true });
+}
+
+process.on("SIGINT", () => {
+  void cleanup().finally(() => process.exit(130));
+});
+
+const results: any = { machine: machine(), binary: BINARY };
+try {
+  log(`binary ${BINARY}`);
+  const sdk = await sdkSession();
+  const line = await lineSession();
+  log(`1/4 bash true: ${CALLS} calls per variant, interleaved`);
+  results.call = await benchCall(sdk, line);
+  results.ratios = { sdk: results.call.sdk.p50 / results.call.raw.p50, line: results.call.line.p50 / results.call.raw.p50 };
+  log(`2/4 task_output wait latency: ${WAITS} per client and shape`);
+  results.wait = await benchWait(sdk, line);
+  await closeSession(sdk);
+  await closeSession(line);
+  log(`3/4 200 MB floods: ${FLOOD_REPS} per kind`);
+  results.flood = await benchFlood();
+  log(`4/4 cold start: ${COLD_STARTS}`);
+  results.cold = await benchCold();
+} finally {
+  await cleanup();
+}
+results.bench_seconds = round((performance.now() - startedAt) / 1000, 1);
+
+const leftovers = processesMatching(BINARY).concat(processesMatching("bench-wait-marker"));
+if (leftovers.length) log(`WARNING: processes left behind: ${JSON.stringify(leftovers)}`);
+results.leftover_processes = leftovers.length;
+
+await Bun.write(join(import.meta.dir, "results.json"), JSON.stringify(results, null, 2) + "\n");
+process.stdout.write(table(results));

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the system programs the test suite drives for real (sshd, python3, tmux, ps, curl)
+# when they are missing. Debian/Ubuntu with apt; needs root (or passwordless sudo).
+set -euo pipefail
+need=()
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+command -v ps >/dev/null 2>&1 || need+=(procps)
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v less >/dev/null 2>&1 || need+=(less)
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "installing test dependencies: ${need[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

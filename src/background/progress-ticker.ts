@@ -1,0 +1,16 @@
+import { decode } from "./output-view.ts";
+import type { Task } from "./task.ts";
+
+const TICK_MS = 1000;
+
+/** Reports a running foreground task about once a second: bytes of output so far and its last line. */
+export function startProgress(task: Task, report: (bytes: number, lastLine: string) => void): () => void {
+  const timer = setInterval(() => {
+    const bytes = task.stdout.total + task.stderr.total;
+    const stream = task.stdout.total > 0 ? task.stdout : task.stderr;
+    const tail = stream.read(Math.max(0, stream.total - 4096), stream.total);
+    const lines = tail ? decode(tail).split("\n").filter((l) => l.trim() !== "") : [];
+    report(bytes, lines.at(-1) ?? "");
+  }, TICK_MS);
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,72 @@
+import { LineSplitter } from "./line-splitter.ts";
+import type { Task } from "./task.ts";
+
+export interface ReadinessSpec {
+  pattern?: RegExp;
+  port?: number;
+  timeoutMs: number;
+}
+
+export type Readiness = { outcome: "ready"; afterMs: number } | { outcome: "exited" } | { outcome: "timeout" } | { outcome: "aborted" };
+
+const PORT_PROBE_INTERVAL_MS = 100;
+
+/**
+ * Waits until a service task is ready: its output has a line matching `pattern` and/or
+ * `port` accepts TCP connections (both, when both are given). Ends early if the task
+ * exits, the timeout passes or the caller goes away. The caller cleans up on failure.
+ */
+export async function awaitReadiness(
+  task: Task,
+  spec: ReadinessSpec,
+  portOpen: (port: number) => Promise<boolean>,
+  signal: AbortSignal,
+): Promise<Readiness> {
+  const started = performance.now();
+  let settled = false;
+  const cleanups: Array<() => void> = [];
+  const conditions: Promise<void>[] = [];
+  if (spec.pattern) conditions.push(patternSeen(task, spec.pattern, cleanups));
+  if (spec.port !== undefined) conditions.push(portAccepting(spec.port, portOpen, () => settled));
+  const result = await new Promise<Readiness>((resolve) => {
+    Promise.all(conditions).then(() => resolve({ outcome: "ready", afterMs: Math.round(performance.now() - started) }));
+    task.ended.then(() => resolve({ outcome: "exited" }));
+    const timer = setTimeout(() => resolve({ outcome: "timeout" }), spec.timeoutMs);
+    cleanups.push(() => clearTimeout(timer));
+    const onAbort = () => resolve({ outcome: "aborted" });
+    signal.addEventListener("abort", onAbort, { once: true });
+    cleanups.push(() => signal.removeEventListener("abort", onAbort));
+  });
+  settled = true;
+  for (const c of cleanups) c();
+  // A task that printed its ready line and exited at once is not a running service.
+  if (result.outcome === "ready" && !task.running) return { outcome: "exited" };
+  return result;
+}
+
+function patternSeen(task: Task, pattern: RegExp, cleanups: Array<() => void>): Promise<void> {
+  return new Promise((resolve) => {
+    const test = (line: string) => {
+      pattern.lastIndex = 0;
+      return pattern.test(line);
+    };
+    for (const stream of [task.stdout, task.stderr]) {
+      const lines = new LineSplitter();
+      const check = (chunk: Uint8Array) => {
+        if (lines.push(chunk).some(test) || (lines.pending !== "" && test(lines.pending))) resolve();
+      };
+      // Output that arrived before we started listening counts too.
+      const held = stream.read(0, stream.total);
+      if (held) check(held);
+      cleanups.push(stream.onData(check));
+    }
+  });
+}
+
+async function portAccepting(port: number, portOpen: (port: number) => Promise<boolean>, stop: () => boolean): Promise<void> {
+  while (!stop()) {
+    if (await portOpen(port)) return;
+    await Bun.sleep(PORT_PROBE_INTERVAL_MS);
+  }
+  return new Promise(() => {});
+}

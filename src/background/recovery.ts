@@ -1,0 +1,58 @@
+import { join } from "node:path";
+import type { Config } from "../config/schema.ts";
+import { AdoptedProcess } from "../runtime/adopted-process.ts";
+import { groupAlive } from "../runtime/process-group.ts";
+import { OutputStream } from "./output-stream.ts";
+import type { Registry } from "./registry.ts";
+import type { OwnerFolder } from "./state-dir.ts";
+import { Task } from "./task.ts";
+import { bootId, readMetas } from "./task-meta.ts";
+
+/**
+ * A persistent registry starting on a folder whose previous owner died without a clean
+ * shutdown takes its tasks back from meta.json: groups still alive are `running`
+ * (listed, killable; output after the crash is lost), the others `lost`; finished tasks
+ * stay readable. Ids continue after the highest seen.
+ */
+export function recoverTasks(owner: OwnerFolder, registry: Registry, config: Config): void {
+  let highest = 0;
+  const metas = readMetas(owner.dir).sort((a, b) => idNumber(a.meta.task_id) - idNumber(b.meta.task_id));
+  for (const { dir, meta } of metas) {
+    highest = Math.max(highest, idNumber(meta.task_id));
+    const stream = (name: "stdout" | "stderr") =>
+      OutputStream.fromLogFile(name, config.background_buffer_bytes, join(dir, `${name}.log`), config.max_log_bytes);
+    const task = new Task({
+      kind: meta.kind,
+      command: meta.command,
+      prompt: meta.prompt,
+      description: meta.description,
+      name: meta.name,
+      cwd: meta.cwd,
+      host: meta.host,
+      tty: meta.tty,
+      killGraceMs: config.kill_grace_seconds * 1000,
+      stdout: stream("stdout"),
+      stderr: stream("stderr"),
+      logDir: dir,
+      startedAt: new Date(meta.started_at),
+    });
+    task.id = meta.task_id;
+    if (meta.status === "running") {
+      const alive = meta.pgid !== null && meta.boot_id === bootId() && !meta.host && groupAlive(meta.pgid);
+      if (alive) {
+        task.attach(new AdoptedProcess(meta.pid ?? meta.pgid!, meta.pgid!));
+      } else {
+        task.finish("lost", null, "agent-shell stopped without a clean shutdown and the process was gone when it restarted; its output up to then is in the log");
+      }
+    } else {
+      task.finish(meta.status, meta.exit_code === undefined ? null : { code: meta.signal ? null : (meta.exit_code ?? null), signal: meta.signal ?? null }, meta.lost_reason);
+      if (meta.ended_at) task.endedAt = new Date(meta.ended_at);
+    }
+    registry.restore(task);
+  }
+  registry.continueAfter(highest);
+}
+
+function idNumber(id: string): number {
+  return Number(id.slice(id.lastIndexOf("-") + 1)) || 0;
+}

@@ -1,0 +1,94 @@
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Task, TaskKind, TaskStatus } from "./task.ts";
+
+/** What `<owner>/tasks/<id>/meta.json` records, rewritten on every transition. */
+export interface TaskMeta {
+  task_id: string;
+  kind: TaskKind;
+  command?: string;
+  prompt?: string;
+  description?: string;
+  name?: string;
+  cwd: string;
+  host?: string;
+  tty: boolean;
+  pid: number | null;
+  pgid: number | null;
+  /** Kernel boot id: a pgid recorded before a reboot means nothing after it. */
+  boot_id: string;
+  started_at: string;
+  ended_at?: string;
+  status: TaskStatus;
+  exit_code?: number | null;
+  signal?: string | null;
+  lost_reason?: string;
+}
+
+let bootIdCache: string | null = null;
+export function bootId(): string {
+  if (bootIdCache === null) {
+    try {
+      bootIdCache = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    } catch {
+      bootIdCache = "";
+    }
+  }
+  return bootIdCache;
+}
+
+export function metaOf(task: Task): TaskMeta {
+  return {
+    task_id: task.id!,
+    kind: task.kind,
+    command: task.command,
+    prompt: task.prompt,
+    description: task.description,
+    name: task.name,
+    cwd: task.cwd,
+    host: task.host,
+    tty: task.tty,
+    pid: task.pid ?? null,
+    pgid: task.handle?.pgid ?? null,
+    boot_id: bootId(),
+    started_at: task.startedAt.toISOString(),
+    ended_at: task.endedAt?.toISOString(),
+    status: task.status,
+    exit_code: task.exit ? task.exitCode : undefined,
+    signal: task.exit?.signal ?? undefined,
+    lost_reason: task.lostReason,
+  };
+}
+
+/** Atomic write (tmp + rename): a crash never leaves half a meta.json. */
+export function writeMeta(dir: string, meta: TaskMeta): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    const tmp = join(dir, "meta.json.tmp");
+    writeFileSync(tmp, JSON.stringify(meta, null, 2));
+    renameSync(tmp, join(dir, "meta.json"));
+  } catch {
+    /* metadata is best effort: the task itself goes on */
+  }
+}
+
+/** Every readable meta.json under `<ownerDir>/tasks/`. */
+export function readMetas(ownerDir: string): Array<{ dir: string; meta: TaskMeta }> {
+  const tasksDir = join(ownerDir, "tasks");
+  let names: string[];
+  try {
+    names = readdirSync(tasksDir);
+  } catch {
+    return [];
+  }
+  const out: Array<{ dir: string; meta: TaskMeta }> = [];
+  for (const name of names) {
+    const dir = join(tasksDir, name);
+    try {
+      out.push({ dir, meta: JSON.parse(readFileSync(join(dir, "meta.json"), "utf8")) as TaskMeta });
+    } catch {
+      /* not a task folder, or a torn write from before atomic renames */
+    }
+  }
+  return out;
+}

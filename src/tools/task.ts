@@ -1,0 +1,71 @@
+import { z } from "zod";
+import { awaitForeground } from "../background/foreground.ts";
+import { childEnv } from "../runtime/env.ts";
+import { errorResult } from "./errors.ts";
+import { AUTODETECT_TEMPLATES, expandTemplate, resolveAgentTemplate } from "./agent-command.ts";
+import { exitFields, foregroundOutput } from "./output-fields.ts";
+import { defineTool } from "./types.ts";
+
+const schema = z
+  .object({
+    prompt: z.string().min(1, "must be a non-empty string").describe("The task for the subagent, passed as one argument (never through a shell)."),
+    background: z.boolean().optional().describe("Return at once with a task_id; follow it with task_output, stop it with kill_shell. (default: false)"),
+    timeout_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Foreground time limit; on expiry the subagent and everything it started are terminated. (default: config task_timeout_seconds, 1800)"),
+    env: z.record(z.string(), z.string()).optional().describe("Environment variables added to the inherited environment (API keys are inherited). (default: none)"),
+    description: z.string().optional().describe("Short human-readable description; shown in task_list."),
+  })
+  .strict();
+
+export const taskTool = defineTool({
+  name: "task",
+  description:
+    "Run a subagent: another coding-agent CLI in non-interactive mode (configured with agent_command, else the first of claude, codex, gemini, " +
+    "clemini found on PATH), given `prompt`, in the server's cwd with stdin closed. Use for delegated or parallel work. " +
+    "Returns: {status: 'completed'|'failed', exit_code, stdout, stderr, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?} " +
+    "in the foreground; {task_id, status: 'running', prompt} with background.",
+  schema,
+  async run(args, ctx) {
+    const env = childEnv(args.env);
+    const template = resolveAgentTemplate(ctx.config.agent_command, env.PATH);
+    if (!template) {
+      return errorResult(
+        "INVALID_ARGUMENT",
+        `No subagent CLI configured and none found on PATH (tried ${AUTODETECT_TEMPLATES.map((t) => t[0]).join(", ")}). ` +
+          `Configure one as an argv template: agent_command = ["my-agent", "-p", "{prompt}"] in config.toml, ` +
+          `--agent-command '["my-agent","-p","{prompt}"]', or AGENT_SHELL_AGENT_COMMAND; {prompt} and {cwd} are replaced inside arguments.`,
+        { prompt: args.prompt },
+      );
+    }
+    const argv = expandTemplate(template, { prompt: args.prompt, cwd: ctx.cwd });
+    let task;
+    try {
+      task = await ctx.launcher.launch({
+        kind: "task",
+        prompt: args.prompt,
+        description: args.description,
+        spec: { command: argv.join(" "), argv, cwd: ctx.cwd, env, stdin: null },
+        runtime: ctx.runtime,
+        background: args.background === true,
+      });
+    } catch (e) {
+      return errorResult("IO_ERROR", `Failed to start the subagent '${argv[0]}': ${(e as Error).message}`, { argv });
+    }
+    if (args.background) return { task_id: task.id, status: "running", prompt: args.prompt };
+    const timeoutSeconds = args.timeout_seconds ?? ctx.config.task_timeout_seconds;
+    const outcome = await awaitForeground(task, { timeoutMs: timeoutSeconds * 1000, signal: ctx.signal });
+    const output = foregroundOutput(task, ctx.config.max_output_bytes);
+    if (outcome === "timeout") {
+      return errorResult("TIMEOUT", `Subagent timed out after ${timeoutSeconds} seconds`, { prompt: args.prompt, timeout_seconds: timeoutSeconds, ...output });
+    }
+    if (outcome === "aborted") {
+      return errorResult("IO_ERROR", "Subagent cancelled: the request was cancelled or the server is shutting down", { prompt: args.prompt, ...output });
+    }
+    const exit = exitFields(task);
+    return { status: exit.exit_code === 0 ? "completed" : "failed", ...exit, ...output };
+  },
+});
