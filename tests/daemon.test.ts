@@ -184,6 +184,22 @@ describe("the daemon", () => {
     }
   });
 
+  test("tasks, their logs and the id counter survive a daemon restart", async () => {
+    const fresh = cliSandbox();
+    try {
+      const id = (await fresh.run(["start", "--", "echo persisted"])).stdout.trim();
+      expect((await fresh.run(["wait", id])).code).toBe(0);
+      expect((await fresh.run(["daemon", "stop"])).code).toBe(0);
+      const ps = JSON.parse((await fresh.run(["ps", "--all", "--json"])).stdout); // starts a new daemon
+      expect(ps.tasks.find((t: { task_id: string }) => t.task_id === id)).toMatchObject({ status: "completed", exit_code: 0 });
+      expect((await fresh.run(["logs", id])).stdout).toBe("persisted\n");
+      const next = (await fresh.run(["start", "--", "true"])).stdout.trim();
+      expect(Number(next.slice(3))).toBe(Number(id.slice(3)) + 1);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   test("exits by itself after its idle period with no client and no running task", async () => {
     const fresh = cliSandbox({ AGENT_SHELL_DAEMON_IDLE_SECONDS: "1" });
     try {
