@@ -1,8 +1,11 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliSandbox, readLines } from "./helpers/cli.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+
+// These tests wait on real processes and a real daemon; a loaded 2-core machine needs room.
+setDefaultTimeout(30_000);
 
 const sb = cliSandbox();
 afterAll(() => sb.close());

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -6,6 +6,9 @@ import { join } from "node:path";
 import { cliSandbox, daemonPid, readLines } from "./helpers/cli.ts";
 import { BINARY } from "./helpers/mcp.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+
+// These tests wait on real processes and a real daemon; a loaded 2-core machine needs room.
+setDefaultTimeout(30_000);
 
 const sb = cliSandbox();
 afterAll(() => sb.close());

@@ -47,7 +47,7 @@ export async function connectDaemon(paths: DaemonPaths): Promise<DaemonClient | 
  * spawn one, but a daemon serves only while holding the flock on `daemon.lock`; a loser
  * exits at once and its CLI connects to the winner.
  */
-export async function ensureDaemon(paths: DaemonPaths): Promise<DaemonClient> {
+export async function ensureDaemon(paths: DaemonPaths, serveArgs: string[] = []): Promise<DaemonClient> {
   checkOwnership(paths);
   const deadline = Date.now() + START_TIMEOUT_MS;
   let spawned = false;
@@ -58,7 +58,7 @@ export async function ensureDaemon(paths: DaemonPaths): Promise<DaemonClient> {
       throw new Error(`the daemon did not start within ${START_TIMEOUT_MS / 1000} s; see ${paths.log}`);
     }
     if (!lockHeld(paths.lock)) {
-      const outcome = await spawnDaemon(paths);
+      const outcome = await spawnDaemon(paths, serveArgs);
       if (outcome === "failed") throw new Error(`the daemon failed to start: ${logTail(paths.log)}`);
       spawned = true;
       if (outcome === "ready") continue;

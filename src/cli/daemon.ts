@@ -22,6 +22,7 @@ by itself after an idle period with no client and no running task.
 
 Options:
   --json             machine-readable output (status, start)
+  --config FILE      (start) the daemon's configuration file
   --idle-timeout S   (start) exit after S idle seconds (default: config daemon_idle_seconds, env
                      AGENT_SHELL_DAEMON_IDLE_SECONDS, 900)
   --state-dir DIR    the state dir (default: $AGENT_SHELL_STATE_DIR, $XDG_STATE_HOME/agent-shell, ~/.local/state/agent-shell)
@@ -39,7 +40,6 @@ export async function daemonCommand(argv: string[]): Promise<number> {
     "state-dir": { type: "string" },
     "idle-timeout": { type: "string" },
     json: { type: "boolean" },
-    allow: { type: "string", multiple: true },
     config: { type: "string" },
     help: { type: "boolean", short: "h" },
   });
@@ -47,13 +47,13 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   const [action, ...extra] = positionals;
   if (extra.length) return reportError(`daemon: unexpected arguments: ${extra.join(" ")}`, 2);
   const paths = daemonPaths(resolveStateDir(values["state-dir"] as string | undefined));
-  const idle = secondsOption("daemon", "idle-timeout", values["idle-timeout"]);
+  secondsOption("daemon", "idle-timeout", values["idle-timeout"]); // validated here, used by serve
   if (action !== undefined && !["serve", "start", "stop", "status"].includes(action)) {
     return reportError(`daemon: unknown action '${action}' (start, stop or status)`, 2);
   }
   try {
     if (action === "serve") return await serve(paths, values);
-    if (action === "start") return await start(paths, values.json === true, idle);
+    if (action === "start") return await start(paths, values.json === true, serveArgs(values));
     if (action === "stop") return await stop(paths, values.json === true);
     return await status(paths, values.json === true);
   } catch (e) {
@@ -70,10 +70,17 @@ function daemonPid(paths: DaemonPaths): number | null {
   }
 }
 
-async function start(paths: DaemonPaths, json: boolean, idle: number | undefined): Promise<number> {
-  if (idle !== undefined) process.env.AGENT_SHELL_DAEMON_IDLE_SECONDS = String(idle);
+/** `daemon start` options handed on to the daemon process. */
+function serveArgs(values: Record<string, unknown>): string[] {
+  const args: string[] = [];
+  if (values.config !== undefined) args.push("--config", String(values.config));
+  if (values["idle-timeout"] !== undefined) args.push("--idle-timeout", String(values["idle-timeout"]));
+  return args;
+}
+
+async function start(paths: DaemonPaths, json: boolean, serve: string[]): Promise<number> {
   const already = await connectDaemon(paths);
-  const client = already ?? (await ensureDaemon(paths));
+  const client = already ?? (await ensureDaemon(paths, serve));
   await client.close();
   const info = { running: true, already_running: already !== null, pid: daemonPid(paths), socket: paths.socket, state_dir: paths.stateDir };
   if (json) printJson(info);
@@ -140,7 +147,7 @@ async function serve(paths: DaemonPaths, values: Record<string, unknown>): Promi
     return 0;
   }
   writeFileSync(paths.lock, `${process.pid}\n`);
-  const base = hostOptions({ allow: values.allow as string[] | undefined, config: values.config as string | undefined, "state-dir": paths.stateDir });
+  const base = hostOptions({ config: values.config as string | undefined, "state-dir": paths.stateDir });
   // The daemon serves its user's own terminal: it runs from / and each CLI request names its directory.
   const host = new ToolHost({ ...base, cwd: "/", persist: true });
   const idleSeconds = secondsOption("daemon", "idle-timeout", values["idle-timeout"]) ?? host.config.daemon_idle_seconds;

@@ -21,6 +21,7 @@ Options:
   --tty              run under a pseudo-terminal (stdout and stderr merged)
   --allow DIR        also allow DIR as a working directory (repeatable)
   --yes              run a command that needs confirmation without asking
+  --config FILE      configuration file (default: $XDG_CONFIG_HOME/agent-shell/config.toml)
   --state-dir DIR    where long output is spooled (default: $AGENT_SHELL_STATE_DIR, $XDG_STATE_HOME/agent-shell)
 
 Examples:
@@ -56,7 +57,12 @@ export async function runCommand(argv: string[]): Promise<number> {
   const line = commandLine("run", command);
 
   const host = new ToolHost({
-    ...hostOptions({ cwd: values.cwd as string | undefined, allow: values.allow as string[] | undefined, "state-dir": values["state-dir"] as string | undefined }),
+    ...hostOptions({
+      cwd: values.cwd as string | undefined,
+      allow: values.allow as string[] | undefined,
+      config: values.config as string | undefined,
+      "state-dir": values["state-dir"] as string | undefined,
+    }),
     confirmationPolicy: {
       kind: "ask",
       ask: async (cmd) => values.yes === true || (process.stdin.isTTY === true && (await askYesNo(cmd))),
