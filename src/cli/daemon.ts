@@ -111,7 +111,11 @@ async function status(paths: DaemonPaths, json: boolean): Promise<number> {
 /** SIGTERM to the daemon (it kills its tasks first), then wait for its socket to close. */
 async function stop(paths: DaemonPaths, json: boolean): Promise<number> {
   checkOwnership(paths);
-  const pid = lockHeld(paths.lock) ? daemonPid(paths) : null;
+  const held = lockHeld(paths.lock);
+  const pid = held ? await verifiedDaemonPid(paths) : null;
+  if (held && pid === null && lockHeld(paths.lock)) {
+    return reportError(`${paths.lock} is held, but not by a process that looks like the daemon; not signalling anything`);
+  }
   if (pid === null) {
     rmSync(paths.socket, { force: true }); // a stale socket of a daemon that died
     if (json) printJson({ stopped: false, running: false });
@@ -119,20 +123,21 @@ async function stop(paths: DaemonPaths, json: boolean): Promise<number> {
     return 0;
   }
   // The kernel closes this connection when the daemon exits, however it exits: no polling.
-  const gone = await new Promise<boolean>((resolve) => {
-    const socket = connect(paths.socket);
-    const timer = setTimeout(() => resolve(false), STOP_TIMEOUT_MS);
-    socket.on("connect", () => process.kill(pid, "SIGTERM"));
-    socket.on("data", () => {}); // keep reading, or the end of the stream is never noticed
-    socket.on("error", () => {});
-    socket.on("close", () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
+  const socket = connect(paths.socket);
+  const connected = await new Promise<boolean>((resolve) => {
+    socket.once("connect", () => resolve(true));
+    socket.once("error", () => resolve(false));
   });
-  if (!gone || lockHeld(paths.lock)) return reportError(`the daemon (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s`);
-  // It has released everything; wait out its last instant so that "stopped" means gone.
-  for (let i = 0; i < 500 && processAlive(pid); i++) await Bun.sleep(10);
+  socket.on("error", () => {});
+  socket.on("data", () => {}); // keep reading, or the end of the stream is never noticed
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  process.kill(pid, "SIGTERM");
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  if (connected) await Promise.race([closed, Bun.sleep(STOP_TIMEOUT_MS)]);
+  socket.destroy();
+  // Its last instant (or, with no connection, its whole shutdown): "stopped" means gone.
+  while (processAlive(pid) && Date.now() < deadline) await Bun.sleep(10);
+  if (processAlive(pid)) return reportError(`the daemon (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s`);
   if (json) printJson({ stopped: true, pid });
   else process.stdout.write(`daemon stopped (pid ${pid})\n`);
   return 0;
@@ -161,6 +166,28 @@ async function serve(paths: DaemonPaths, values: Record<string, unknown>): Promi
       lock.release();
     },
   });
+}
+
+/**
+ * The lock holder's pid, checked against its command line before we signal it: a daemon
+ * that has just won the lock may not have written its pid yet (the file then holds a
+ * previous, possibly reused, one).
+ */
+async function verifiedDaemonPid(paths: DaemonPaths): Promise<number | null> {
+  for (let i = 0; i < 100; i++) {
+    const pid = daemonPid(paths);
+    if (pid !== null) {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        if (argv.includes("daemon") && argv.includes("serve")) return pid;
+      } catch {
+        if (process.platform !== "linux") return pid;
+      }
+    }
+    if (!lockHeld(paths.lock)) return null;
+    await Bun.sleep(10);
+  }
+  return null;
 }
 
 /** Alive and not a zombie (PID 1 may reap late). */
