@@ -30,18 +30,33 @@ async function start(...args: string[]): Promise<string> {
 describe("a CI script with no TTY", () => {
   test("start --ready-port a server, curl it, kill --all: nothing left, ps --json parses", async () => {
     const port = freePort();
-    const id = await start("--ready-port", String(port), "--", "python3", "-m", "http.server", String(port), "--bind", "127.0.0.1");
-    const res = await fetch(`http://127.0.0.1:${port}/`);
-    expect(res.status).toBe(200);
-    await res.text();
-    const ps = JSON.parse((await sb.run(["ps", "--json"])).stdout);
-    expect(ps.tasks.map((t: { task_id: string }) => t.task_id)).toContain(id);
-    const killed = await sb.run(["kill", "--all"]);
-    expect(killed.code).toBe(0);
-    expect(killed.stdout).toContain(`${id} killed`);
+    const script = [
+      "set -euo pipefail",
+      `id=$(${BINARY} start --ready-port ${port} -- python3 -m http.server ${port} --bind 127.0.0.1)`,
+      `curl -fsS -o /dev/null http://127.0.0.1:${port}/`,
+      `${BINARY} ps --json | python3 -c 'import json, sys; ids = [t["task_id"] for t in json.load(sys.stdin)["tasks"]]; assert sys.argv[1] in ids' "$id"`,
+      `${BINARY} kill --all`,
+      `echo "ok $id"`,
+    ].join("\n");
+    const proc = Bun.spawn(["bash", "-c", script], { cwd: sb.cwd, env: sb.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    expect({ code, err }).toEqual({ code: 0, err: "" });
+    expect(out).toMatch(/^bg-\d+ killed\nok bg-\d+\n$/);
     expect(await waitNoProcess(`http.server ${port}`)).toEqual([]);
     const after = JSON.parse((await sb.run(["ps", "--json"])).stdout);
     expect(after.tasks).toEqual([]);
+  });
+
+  test("--ready-pattern waits for the line; --ready-timeout gives up with 124 and leaves nothing", async () => {
+    const marker = uniqueSleep();
+    const t0 = performance.now();
+    const id = await start("--ready-pattern", "listening on \\d+", "--", `sleep 0.7; echo listening on 42; sleep ${marker}`);
+    expect(performance.now() - t0).toBeGreaterThan(600);
+    expect((await sb.run(["kill", id])).code).toBe(0);
+    const never = await sb.run(["start", "--ready-pattern", "never", "--ready-timeout", "1", "--", `sleep ${marker}`]);
+    expect(never.code).toBe(124);
+    expect(never.stdout).toBe("");
+    expect(await waitNoProcess(marker)).toEqual([]);
   });
 
   test("a service that exits before it is ready: non-zero exit, its output tail on stderr", async () => {
