@@ -339,4 +339,26 @@ describe("at a terminal (tmux)", () => {
     });
     expect(await waitNoProcess(marker)).toEqual([]);
   });
+
+  test("a caution command asks Proceed? [y/N] at a terminal: n refuses, y runs it (run and start)", async () => {
+    const file = join(sb.cwd, "ask-me.txt");
+    writeFileSync(file, "x");
+    await withTmux(async (send, screen, key) => {
+      send(`cd ${sb.cwd} && ${BINARY} run -- rm ask-me.txt; echo "END1 rc=$?"`);
+      await screen(/Proceed\? \[y\/N\]/);
+      key("n");
+      key("Enter");
+      await screen(/^END1 rc=125$/m);
+      expect(existsSync(file)).toBe(true);
+      send(`${BINARY} start -- rm ask-me.txt; echo "END2 rc=$?"`);
+      await screen(/^(?![\s\S]*END1 rc)[\s\S]*Proceed\? \[y\/N\]/); // the new prompt, once the old screen is cleared
+      key("y");
+      key("Enter");
+      const done = await screen(/^END2 rc=0$/m);
+      expect(done).toMatch(/^bg-\d+$/m);
+    });
+    const deadline = Date.now() + 5000;
+    while (existsSync(file) && Date.now() < deadline) await Bun.sleep(20);
+    expect(existsSync(file)).toBe(false);
+  });
 });

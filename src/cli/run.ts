@@ -77,9 +77,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   process.on("SIGHUP", onSignal);
-  // A terminal user sees a spinner only while a slow command stays silent.
+  // A terminal user sees a spinner only while a slow command stays silent (and never over a prompt).
   const spinner = new Spinner(`running ${line}`);
-  spinner.start(1000);
   try {
     const result = await host.call(
       "bash",
@@ -89,7 +88,13 @@ export async function runCommand(argv: string[]): Promise<number> {
         ...(Object.keys(env).length ? { env } : {}),
         ...(values.tty ? { tty: true } : {}),
       },
-      { signal: interrupted.signal, onTask: (task) => streamLive(task, spinner) },
+      {
+        signal: interrupted.signal,
+        onTask: (task) => {
+          streamLive(task, spinner);
+          if (task.stdout.total + task.stderr.total === 0) spinner.start(1000);
+        },
+      },
     );
     spinner.stop();
     if (signalled) return signalled === "SIGINT" ? 130 : signalled === "SIGTERM" ? 143 : 129;
