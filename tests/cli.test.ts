@@ -131,6 +131,14 @@ describe("call routes background work through the daemon", () => {
     expect(JSON.parse(denied.stdout).error_code).toBe("ACCESS_DENIED");
   });
 
+  test("a background subagent is refused from the command line (it would run in the daemon's /)", async () => {
+    const r = await sb.run(["call", "task", JSON.stringify({ prompt: "hi", background: true })]);
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.stdout);
+    expect(out.error_code).toBe("INVALID_ARGUMENT");
+    expect(out.error).toContain("background");
+  });
+
   test("foreground calls run in-process and unknown tasks give NOT_FOUND", async () => {
     const fg = await sb.run(["call", "bash", JSON.stringify({ command: "echo $((6*7))" })]);
     expect(JSON.parse(fg.stdout).stdout).toBe("42\n");

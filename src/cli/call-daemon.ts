@@ -26,6 +26,17 @@ export function routesToDaemon(tool: string, args: unknown): args is Record<stri
  * working_directory, and the child inherits this shell's environment as `start` does.
  */
 export async function callViaDaemon(tool: string, args: Record<string, unknown>, flags: HostFlags): Promise<number> {
+  if (tool === "task") {
+    // A subagent runs in its server's cwd, and the daemon's is /: refuse rather than let it loose there.
+    return print(
+      errorResult(
+        "INVALID_ARGUMENT",
+        "Invalid arguments for task: background: a background subagent from the command line would run in the daemon's directory (/), not yours; " +
+          "run it in the foreground, or start your agent as a background command from your project: agent-shell start -- claude -p '<prompt>'",
+        { background: true },
+      ) as unknown as ToolResult,
+    );
+  }
   let sent = args;
   if (tool === "bash") {
     const cwd = realpathSync(resolve(flags.cwd ?? process.cwd()));
