@@ -38,7 +38,8 @@ export async function callViaDaemon(tool: string, args: Record<string, unknown>,
     );
   }
   let sent = args;
-  if (tool === "bash") {
+  // A remote command (host) has a remote directory and environment: nothing local to apply.
+  if (tool === "bash" && args.host === undefined) {
     const cwd = realpathSync(resolve(flags.cwd ?? process.cwd()));
     const roots = [cwd, ...(flags.allow ?? []).map((p) => canonicalRoot(resolve(cwd, p)))];
     const raw = typeof args.working_directory === "string" ? args.working_directory : ".";
