@@ -143,8 +143,9 @@ export async function withDaemon(stateDirFlag: unknown, fn: (client: DaemonClien
   const { daemonPaths, resolveStateDir } = await import("./daemon-paths.ts");
   let client: DaemonClient;
   try {
-    client = await ensureDaemon(daemonPaths(resolveStateDir(stateDirFlag as string | undefined)));
+    client = await ensureDaemon(daemonPaths(await resolveStateDir(stateDirFlag as string | undefined)));
   } catch (e) {
+    if ((e as Error).name === "ConfigError") throw e; // exit 2, like every bad configuration
     process.stderr.write(`agent-shell: ${(e as Error).message}\n`);
     return 1;
   }

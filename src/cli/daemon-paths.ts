@@ -11,9 +11,17 @@ export interface DaemonPaths {
   log: string;
 }
 
-/** `--state-dir`, else `AGENT_SHELL_STATE_DIR`, else the XDG default (SPEC §5). */
-export function resolveStateDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(flag ?? env.AGENT_SHELL_STATE_DIR ?? defaultStateDir(env));
+/**
+ * The state dir as every face resolves it: `--state-dir`, else the configured `state_dir`
+ * (env `AGENT_SHELL_STATE_DIR` or the config file), else the XDG default. The config file
+ * is read only when neither flag nor env decides, to keep CLI start-up short.
+ */
+export async function resolveStateDir(flag: string | undefined, configFile?: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  if (flag) return resolve(flag);
+  if (env.AGENT_SHELL_STATE_DIR && configFile === undefined) return resolve(env.AGENT_SHELL_STATE_DIR);
+  const { loadConfig } = await import("../config/load.ts");
+  const { config } = loadConfig({ configFile, env });
+  return resolve(config.state_dir ?? defaultStateDir(env));
 }
 
 export function daemonPaths(stateDir: string): DaemonPaths {

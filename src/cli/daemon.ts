@@ -46,7 +46,7 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   if (maybeHelp(values, DAEMON_HELP)) return 0;
   const [action, ...extra] = positionals;
   if (extra.length) return reportError(`daemon: unexpected arguments: ${extra.join(" ")}`, 2);
-  const paths = daemonPaths(resolveStateDir(values["state-dir"] as string | undefined));
+  const paths = daemonPaths(await resolveStateDir(values["state-dir"] as string | undefined, values.config as string | undefined));
   secondsOption("daemon", "idle-timeout", values["idle-timeout"]); // validated here, used by serve
   if (action !== undefined && !["serve", "start", "stop", "status"].includes(action)) {
     return reportError(`daemon: unknown action '${action}' (start, stop or status)`, 2);
