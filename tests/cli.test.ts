@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliSandbox, readLines } from "./helpers/cli.ts";
+import { cliSandbox, readLines, runCli } from "./helpers/cli.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 
 // These tests wait on real processes and a real daemon; a loaded 2-core machine needs room.
@@ -145,5 +145,17 @@ describe("call routes background work through the daemon", () => {
     const missing = await sb.run(["call", "kill_shell", JSON.stringify({ task_id: "bg-9999" })]);
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.stdout).error_code).toBe("NOT_FOUND");
+  });
+});
+
+describe("state dir", () => {
+  test("the CLI finds the daemon where the config file's state_dir says, like every face", async () => {
+    const xdg = join(sb.cwd, "xdg");
+    mkdirSync(join(xdg, "agent-shell"), { recursive: true });
+    const stateDir = join(sb.cwd, "configured-state");
+    writeFileSync(join(xdg, "agent-shell", "config.toml"), `state_dir = "${stateDir}"\n`);
+    const r = await runCli(["daemon", "status", "--json"], { env: { XDG_CONFIG_HOME: xdg } });
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout)).toMatchObject({ running: false, state_dir: stateDir });
   });
 });
