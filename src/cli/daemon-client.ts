@@ -53,7 +53,17 @@ export async function ensureDaemon(paths: DaemonPaths, serveArgs: string[] = [])
   let spawned = false;
   while (true) {
     const socket = await tryConnect(paths.socket);
-    if (socket) return session(socket);
+    if (socket) {
+      try {
+        return await session(socket);
+      } catch (e) {
+        // A daemon that was just going idle may close on us: start over (a new one if need be).
+        socket.destroy();
+        if (Date.now() > deadline) throw e;
+        await Bun.sleep(20);
+        continue;
+      }
+    }
     if (Date.now() > deadline) {
       throw new Error(`the daemon did not start within ${START_TIMEOUT_MS / 1000} s; see ${paths.log}`);
     }
