@@ -3,39 +3,45 @@ import type { ToolResult } from "../tools/errors.ts";
 
 /** Serialized size limit of one result; an MCP message carries it about twice (text + structured). */
 export const MAX_RESULT_BYTES = 2_500_000;
+/** Strings shorter than this are never cut. */
+const SMALL = 10_000;
 
 /**
- * Keeps a result under MAX_RESULT_BYTES once serialized. Byte limits (max_bytes) bound
- * the raw text, but JSON escaping can blow control characters up six-fold; the longest
- * strings are then cut (head + tail around a truncation line) until the result fits.
+ * Keeps a result under MAX_RESULT_BYTES once serialized. Per-stream byte limits bound the
+ * raw text, but several tasks in one result, or JSON escaping (six-fold for control
+ * characters), can exceed it; then every long string is cut in proportion (head + tail
+ * around a truncation line) until the result fits.
  */
 export function capResultSize(result: ToolResult): ToolResult {
-  let size = JSON.stringify(result).length;
+  let size = serializedBytes(result);
   for (let round = 0; size > MAX_RESULT_BYTES && round < 8; round++) {
-    const longest = longestString(result);
-    if (!longest) break;
-    const { holder, key, value } = longest;
-    // Scale the string by the overshoot; escaped characters make this approximate, hence the loop.
-    const keep = Math.max(0, Math.floor(value.length * (MAX_RESULT_BYTES / size) * 0.9) - 200);
-    const head = value.slice(0, Math.floor(keep / 2));
-    const tail = value.slice(value.length - Math.ceil(keep / 2));
-    holder[key] = `${head}\n${truncationMarker(Buffer.byteLength(value))}\n${tail}`;
-    if (/^(stdout|stderr)$/.test(key)) holder[`${key}_truncated`] = true;
-    size = JSON.stringify(result).length;
+    const scale = (MAX_RESULT_BYTES / size) * 0.9;
+    for (const { holder, key, value } of longStrings(result)) {
+      const keep = Math.floor(value.length * scale);
+      const head = value.slice(0, Math.floor(keep / 2));
+      const tail = value.slice(value.length - Math.ceil(keep / 2));
+      holder[key] = `${head}\n${truncationMarker(Buffer.byteLength(value))}\n${tail}`;
+      if (key === "stdout" || key === "stderr") holder[`${key}_truncated`] = true;
+    }
+    size = serializedBytes(result);
   }
   return result;
 }
 
-function longestString(node: unknown): { holder: Record<string, unknown>; key: string; value: string } | null {
-  let best: { holder: Record<string, unknown>; key: string; value: string } | null = null;
+function serializedBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value));
+}
+
+function longStrings(node: unknown): Array<{ holder: Record<string, unknown>; key: string; value: string }> {
+  const found: Array<{ holder: Record<string, unknown>; key: string; value: string }> = [];
   const visit = (obj: unknown) => {
     if (!obj || typeof obj !== "object") return;
     for (const [key, value] of Object.entries(obj as Record<string, unknown>)) {
       if (typeof value === "string") {
-        if (!best || value.length > best.value.length) best = { holder: obj as Record<string, unknown>, key, value };
+        if (value.length > SMALL) found.push({ holder: obj as Record<string, unknown>, key, value });
       } else visit(value);
     }
   };
   visit(node);
-  return best;
+  return found;
 }

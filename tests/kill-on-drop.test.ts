@@ -1,0 +1,247 @@
+/**
+ * SPEC §3.1 kill-on-drop and non-interactive children: a foreground child never outlives its
+ * call (timeout, MCP cancellation, the server shutting down), a foreground call leaves nothing
+ * running, and a program prompting on /dev/tty fails at once.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { alive, startServer, type McpSession } from "./helpers/mcp.ts";
+import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+import { spawnRaw, toolResult, type RawServer } from "./helpers/raw-mcp.ts";
+
+// Real processes on a shared 2-core machine: bun's 5 s default is too tight under load.
+setDefaultTimeout(30_000);
+
+let s: McpSession;
+
+beforeAll(async () => {
+  s = await startServer();
+});
+afterAll(async () => {
+  await s.close();
+});
+
+/** Waits (polling ps, a state query) until a process matching `marker` exists. */
+async function appears(marker: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (processesMatching(marker).length === 0) {
+    if (Date.now() > deadline) throw new Error(`no process matching '${marker}' appeared`);
+    await Bun.sleep(20);
+  }
+}
+
+/** Resolves with the ms it took `pid` to exit; throws after `ms`. */
+async function exitTime(pid: number, since: number, ms: number): Promise<number> {
+  const deadline = since + ms;
+  while (alive(pid)) {
+    if (Date.now() > deadline) throw new Error(`server ${pid} still alive after ${ms} ms`);
+    await Bun.sleep(10);
+  }
+  return Date.now() - since;
+}
+
+describe("foreground timeout", () => {
+  test("a timeout kills the whole process group, grandchildren included", async () => {
+    const marker = uniqueSleep(300);
+    const r = await s.call("bash", { command: `sleep ${marker} & bash -c 'sleep ${marker}'; wait`, timeout_seconds: 1 });
+    expect(r.error_code).toBe("TIMEOUT");
+    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+  });
+
+  test("a child that ignores SIGTERM is SIGKILLed after the grace period, and the call still returns", async () => {
+    const marker = uniqueSleep(300);
+    const started = Date.now();
+    const r = await s.call("bash", { command: `trap '' TERM; sleep ${marker}; sleep ${marker}`, timeout_seconds: 1 });
+    expect(r.error_code).toBe("TIMEOUT");
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+  });
+
+  test("a timeout also waits out a grandchild that ignores SIGTERM", async () => {
+    const marker = uniqueSleep(300);
+    const r = await s.call("bash", {
+      command: `bash -c "trap '' TERM; sleep ${marker}; sleep ${marker}" & sleep ${marker}; wait`,
+      timeout_seconds: 1,
+    });
+    expect(r.error_code).toBe("TIMEOUT");
+    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+  });
+});
+
+describe("MCP cancellation", () => {
+  test("cancelling the request (AbortSignal → notifications/cancelled) kills the foreground child's group", async () => {
+    const marker = uniqueSleep(300);
+    const controller = new AbortController();
+    const call = s.call("bash", { command: `sleep ${marker} & sleep ${marker}; wait` }, { signal: controller.signal });
+    const settled = call.then(
+      () => "resolved",
+      () => "rejected",
+    );
+    await appears(`sleep ${marker}`);
+    controller.abort();
+    expect(await settled).toBe("rejected");
+    expect(await waitNoProcess(`sleep ${marker}`, 3000)).toEqual([]);
+    // The server carries on.
+    expect((await s.call("bash", { command: "echo after" })).stdout).toBe("after\n");
+  });
+
+  test("cancelling a task_output wait leaves the background task running", async () => {
+    const marker = uniqueSleep(300);
+    const { task_id } = await s.call("bash", { command: `sleep ${marker}`, run_in_background: true });
+    await appears(`sleep ${marker}`);
+    const controller = new AbortController();
+    const waiting = s.call("task_output", { task_id, wait: true, timeout: 60 }, { signal: controller.signal }).catch(() => "rejected");
+    controller.abort();
+    expect(await waiting).toBe("rejected");
+    expect((await s.call("task_output", { task_id })).status).toBe("running");
+    expect(processesMatching(`sleep ${marker}`).length).toBe(1);
+    await s.call("kill_shell", { task_id });
+  });
+});
+
+describe("server shutdown", () => {
+  /** A raw server running a background sleep and a foreground sleep call. */
+  async function busyServer(): Promise<{ raw: RawServer; bgMarker: string; fgMarker: string }> {
+    const raw = await spawnRaw();
+    const bgMarker = uniqueSleep(300);
+    const fgMarker = uniqueSleep(300);
+    const started = toolResult(
+      await raw.request("tools/call", { name: "bash", arguments: { command: `sleep ${bgMarker}`, run_in_background: true } }),
+    );
+    expect(started.status).toBe("running");
+    raw.send("tools/call", { name: "bash", arguments: { command: `sleep ${fgMarker}` } });
+    await appears(`sleep ${bgMarker}`);
+    await appears(`sleep ${fgMarker}`);
+    return { raw, bgMarker, fgMarker };
+  }
+
+  test("closing stdin with a running background sleep and a foreground call: exit within 3 s, neither sleep survives", async () => {
+    const { raw, bgMarker, fgMarker } = await busyServer();
+    try {
+      const since = Date.now();
+      raw.endStdin();
+      expect(await exitTime(raw.pid, since, 3000)).toBeLessThan(3000);
+      expect(processesMatching(`sleep ${bgMarker}`)).toEqual([]);
+      expect(processesMatching(`sleep ${fgMarker}`)).toEqual([]);
+    } finally {
+      await raw.dispose();
+    }
+  });
+
+  test("SIGTERM to the server: exit within 3 s, every task's group terminated", async () => {
+    const { raw, bgMarker, fgMarker } = await busyServer();
+    try {
+      const since = Date.now();
+      process.kill(raw.pid, "SIGTERM");
+      expect(await exitTime(raw.pid, since, 3000)).toBeLessThan(3000);
+      expect(processesMatching(`sleep ${bgMarker}`)).toEqual([]);
+      expect(processesMatching(`sleep ${fgMarker}`)).toEqual([]);
+    } finally {
+      await raw.dispose();
+    }
+  });
+
+  test("SIGINT to the server: exit within 3 s, every task's group terminated", async () => {
+    const { raw, bgMarker, fgMarker } = await busyServer();
+    try {
+      const since = Date.now();
+      process.kill(raw.pid, "SIGINT");
+      expect(await exitTime(raw.pid, since, 3000)).toBeLessThan(3000);
+      expect(processesMatching(`sleep ${bgMarker}`)).toEqual([]);
+      expect(processesMatching(`sleep ${fgMarker}`)).toEqual([]);
+    } finally {
+      await raw.dispose();
+    }
+  });
+
+  test("shutdown also kills children that ignore SIGTERM", async () => {
+    const raw = await spawnRaw();
+    const marker = uniqueSleep(300);
+    try {
+      await raw.request("tools/call", {
+        name: "bash",
+        arguments: { command: `trap '' TERM; sleep ${marker}; sleep ${marker}`, run_in_background: true },
+      });
+      await appears(`sleep ${marker}`);
+      const since = Date.now();
+      raw.endStdin();
+      await exitTime(raw.pid, since, 8000);
+      expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+    } finally {
+      await raw.dispose();
+    }
+  });
+
+  test("SIGKILL of the server: every group it started is gone within 2 s", async () => {
+    const { raw, bgMarker, fgMarker } = await busyServer();
+    try {
+      process.kill(raw.pid, "SIGKILL");
+      expect(await waitNoProcess(`sleep ${bgMarker}`, 2500)).toEqual([]);
+      expect(await waitNoProcess(`sleep ${fgMarker}`, 500)).toEqual([]);
+    } finally {
+      await raw.dispose();
+    }
+  });
+});
+
+describe("a foreground call leaves nothing running", () => {
+  test("`sleep 300 & echo started` returns 'started' within 2 s and no sleep is left", async () => {
+    const marker = uniqueSleep(300);
+    const started = Date.now();
+    const r = await s.call("bash", { command: `sleep ${marker} & echo started` });
+    const elapsed = Date.now() - started;
+    expect(r.stdout).toBe("started\n");
+    expect(r.exit_code).toBe(0);
+    expect(elapsed).toBeLessThan(2_500);
+    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+  });
+
+  test("the same through `bash -c '…'` (the issue's exact form)", async () => {
+    const marker = uniqueSleep(300);
+    const started = Date.now();
+    const r = await s.call("bash", { command: `bash -c 'sleep ${marker} & echo started'` });
+    expect(r.stdout).toBe("started\n");
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+  });
+
+  test("a leftover holding only stderr open does not hold the call either", async () => {
+    const marker = uniqueSleep(300);
+    const started = Date.now();
+    const r = await s.call("bash", { command: `(sleep ${marker} >/dev/null &); echo out` });
+    expect(r.stdout).toBe("out\n");
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+  });
+
+  test("a leftover with its output redirected away is still terminated", async () => {
+    const marker = uniqueSleep(300);
+    const r = await s.call("bash", { command: `sleep ${marker} >/dev/null 2>&1 & echo done` });
+    expect(r.stdout).toBe("done\n");
+    expect(await waitNoProcess(`sleep ${marker}`, 3000)).toEqual([]);
+  });
+});
+
+describe("no controlling terminal", () => {
+  test("`read -r x < /dev/tty && echo got` fails at once: non-zero exit, no 'got'", async () => {
+    const started = Date.now();
+    const r = await s.call("bash", { command: "read -r x < /dev/tty && echo got", timeout_seconds: 30 });
+    expect(r.error).toBeUndefined();
+    expect(r.exit_code).not.toBe(0);
+    expect(r.stdout).not.toContain("got");
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  test("in the background too, reading /dev/tty fails at once", async () => {
+    const { task_id } = await s.call("bash", { command: "read -r x < /dev/tty && echo got", run_in_background: true });
+    const r = await s.call("task_output", { task_id, wait: true, timeout: 10 });
+    expect(r.status).toBe("completed");
+    expect(r.exit_code).not.toBe(0);
+    expect(r.stdout).not.toContain("got");
+  });
+
+  test("`tty` reports no terminal", async () => {
+    const r = await s.call("bash", { command: "tty" });
+    expect(r.stdout).toBe("not a tty\n");
+    expect(r.exit_code).not.toBe(0);
+  });
+});
