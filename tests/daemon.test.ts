@@ -4,7 +4,11 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cliSandbox, daemonPid, readLines } from "./helpers/cli.ts";
-import { BINARY } from "./helpers/mcp.ts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { connect } from "node:net";
+import { SocketTransport } from "../src/mcp/socket-transport.ts";
+import { BINARY, startServer } from "./helpers/mcp.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 
 // These tests wait on real processes and a real daemon; a loaded 2-core machine needs room.
@@ -172,13 +176,49 @@ describe("the daemon", () => {
   });
 
   test("two CLIs starting it at the same moment end with one daemon", async () => {
-    const fresh = cliSandbox();
+    for (let round = 0; round < 3; round++) {
+      const fresh = cliSandbox();
+      try {
+        const results = await Promise.all([fresh.run(["ps"]), fresh.run(["ps"]), fresh.run(["daemon", "start"]), fresh.run(["ps", "--json"])]);
+        for (const r of results) expect(r.code).toBe(0);
+        expect(fresh.daemons()).toEqual([daemonPid(fresh.stateDir)]);
+      } finally {
+        await fresh.close();
+      }
+    }
+  });
+
+  test("it is the same MCP server: the SDK client over the socket lists the same tools and hears task_finished", async () => {
+    await sb.run(["daemon", "start"]);
+    const socket = connect(join(sb.stateDir, "daemon.sock"));
+    await new Promise((r) => socket.once("connect", r));
+    const client = new Client({ name: "daemon-test", version: "0" });
+    const notices: Array<Record<string, unknown>> = [];
+    let onNotice = () => {};
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      notices.push(n.params.data as Record<string, unknown>);
+      onNotice();
+    });
+    /** Resolves with the first notice about `id` (it may have come already). */
+    const noticeFor = (id: string) =>
+      new Promise<Record<string, unknown>>((resolve) => {
+        onNotice = () => {
+          const n = notices.find((x) => x.task_id === id);
+          if (n) resolve(n);
+        };
+        onNotice();
+      });
+    await client.connect(new SocketTransport(socket));
+    const stdio = await startServer();
     try {
-      const results = await Promise.all([fresh.run(["ps"]), fresh.run(["ps"]), fresh.run(["daemon", "start"]), fresh.run(["ps", "--json"])]);
-      for (const r of results) expect(r.code).toBe(0);
-      expect(fresh.daemons()).toEqual([daemonPid(fresh.stateDir)]);
+      const viaSocket = (await client.listTools()).tools.map((t) => t.name).sort();
+      const viaStdio = (await stdio.client.listTools()).tools.map((t) => t.name).sort();
+      expect(viaSocket).toEqual(viaStdio);
+      const id = await start("--", "exit 4");
+      expect(await noticeFor(id)).toMatchObject({ event: "task_finished", exit_code: 4 });
     } finally {
-      await fresh.close();
+      await client.close();
+      await stdio.close();
     }
   });
 
