@@ -383,6 +383,7 @@ describe("at a terminal (tmux)", () => {
   test("a caution command asks Proceed? [y/N] at a terminal: n refuses, y runs it (run and start)", async () => {
     const file = join(sb.cwd, "ask-me.txt");
     writeFileSync(file, "x");
+    let id = "";
     await withTmux(async (send, screen, key) => {
       send(`cd ${sb.cwd} && ${BINARY} run -- rm ask-me.txt; echo "END1 rc=$?"`);
       await screen(/Proceed\? \[y\/N\]/);
@@ -395,10 +396,10 @@ describe("at a terminal (tmux)", () => {
       key("y");
       key("Enter");
       const done = await screen(/^END2 rc=0$/m);
-      expect(done).toMatch(/^bg-\d+$/m);
+      id = done.match(/^(bg-\d+)$/m)?.[1] ?? "";
     });
-    const deadline = Date.now() + 5000;
-    while (existsSync(file) && Date.now() < deadline) await Bun.sleep(20);
+    expect(id).toMatch(/^bg-\d+$/);
+    expect((await sb.run(["wait", id])).code).toBe(0);
     expect(existsSync(file)).toBe(false);
   });
 });
