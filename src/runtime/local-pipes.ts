@@ -1,6 +1,7 @@
 import { closeSync } from "node:fs";
 import type { ExitStatus, ProcessHandle, Runtime, SpawnSpec } from "./types.ts";
 import { createPipe } from "./pipes.ts";
+import { blockedOnInput } from "./input-blocked.ts";
 import { groupAlive, signalGroup } from "./process-group.ts";
 import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
@@ -123,6 +124,10 @@ class LocalPipesHandle implements ProcessHandle {
 
   signal(signal: NodeJS.Signals): void {
     signalGroup(this.pgid, signal);
+  }
+
+  blockedOnInput(): boolean | null {
+    return blockedOnInput(this.pgid);
   }
 
   async groupAlive(): Promise<boolean> {

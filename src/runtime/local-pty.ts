@@ -1,4 +1,5 @@
 import type { ExitStatus, ProcessHandle, SpawnSpec } from "./types.ts";
+import { blockedOnInput } from "./input-blocked.ts";
 import { groupAlive, signalGroup } from "./process-group.ts";
 import { watchdog } from "./watchdog.ts";
 
@@ -111,6 +112,10 @@ class LocalPtyHandle implements ProcessHandle {
   signal(signal: NodeJS.Signals): void {
     if (signal === "SIGTERM") signalGroup(this.pgid, "SIGHUP");
     signalGroup(this.pgid, signal);
+  }
+
+  blockedOnInput(): boolean | null {
+    return blockedOnInput(this.pgid);
   }
 
   async groupAlive(): Promise<boolean> {
