@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 test("tools lists names, descriptions ending in Returns:, and JSON Schemas", () => {
-  expect(host.tools.map((t) => t.name)).toEqual(["bash", "task", "task_output", "kill_shell", "task_list"]);
+  expect(host.tools.map((t) => t.name)).toEqual(["bash", "task", "task_output", "kill_shell", "task_list", "write_stdin"]);
   for (const t of host.tools) {
     expect(t.description).toMatch(/Returns: \{/);
     expect(t.inputSchema.type).toBe("object");

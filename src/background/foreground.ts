@@ -7,6 +7,8 @@ export interface ForegroundOptions {
   signal: AbortSignal;
   /** Stop waiting (and leave the task running) after this long. */
   backgroundAfterMs?: number;
+  /** Stop waiting (and leave the task running) when this settles (e.g. it waits for input). */
+  backgroundWhen?: Promise<unknown>;
 }
 
 /**
@@ -23,6 +25,7 @@ export async function awaitForeground(task: Task, opts: ForegroundOptions): Prom
     if (opts.backgroundAfterMs !== undefined) {
       timers.push(setTimeout(() => resolve("backgrounded"), opts.backgroundAfterMs));
     }
+    opts.backgroundWhen?.then(() => resolve("backgrounded"));
     if (opts.signal.aborted) resolve("aborted");
     onAbort = () => resolve("aborted");
     opts.signal.addEventListener("abort", onAbort, { once: true });

@@ -4,7 +4,9 @@ import { OutputStream } from "./output-stream.ts";
 import type { Registry } from "./registry.ts";
 import type { OwnerFolder } from "./state-dir.ts";
 import { Task, type TaskKind } from "./task.ts";
-import { join } from "node:path";
+import { TerminalScreen } from "./terminal-screen.ts";
+import { existsSync, mkdirSync, renameSync, symlinkSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 export interface LaunchRequest {
   kind: TaskKind;
@@ -40,6 +42,8 @@ export class Launcher {
         maxBytes: this.config.max_log_bytes,
         startAfter: spoolAfter,
       });
+    const stdout = stream("stdout");
+    const ttyOutput = req.spec.tty ? await ttyStreams(req.spec.tty, stdout, logDir, this.config) : undefined;
     const task = new Task({
       kind: req.kind,
       command: req.command,
@@ -50,9 +54,11 @@ export class Launcher {
       host: req.host,
       tty: req.spec.tty !== undefined,
       killGraceMs: this.config.kill_grace_seconds * 1000,
-      stdout: stream("stdout"),
+      stdout,
       stderr: stream("stderr"),
       logDir,
+      ttyOutput,
+      keepStdinOpen: req.spec.stdin === "pipe",
     });
     if (req.background) for (const s of [task.stdout, task.stderr]) s.spool?.open();
     let handle;
@@ -70,10 +76,47 @@ export class Launcher {
       task.onEnd(untrack);
       // Spooled foreground output stays readable through its path for the task TTL.
       task.onEnd(() => {
-        if (!task.stdout.spool?.active && !task.stderr.spool?.active) return;
+        if (task.id !== null) return; // adopted: the registry owns its logs now
+        if (!task.stdout.spool?.active && !task.stderr.spool?.active) {
+          // Only a tty's raw log was written: nothing refers to it any more.
+          if (task.rawOutput?.spool?.active) task.removeLogs();
+          return;
+        }
         setTimeout(() => task.removeLogs(), this.config.task_ttl_seconds * 1000).unref?.();
       });
     }
     return task;
   }
+
+  /**
+   * A running foreground task becomes a background task (background_after_seconds, or a
+   * terminal program waiting at a prompt): same process, same streams. Its log folder
+   * moves to the task folder, where background logs live (recovery reads them there); a
+   * link at the old place keeps the open spools' paths valid.
+   */
+  adopt(task: Task): string {
+    const id = this.registry.allocateId();
+    const target = this.owner.taskDir(id);
+    if (task.logDir && task.logDir !== target) {
+      try {
+        mkdirSync(dirname(target), { recursive: true });
+        if (existsSync(task.logDir)) renameSync(task.logDir, target);
+        else mkdirSync(target, { recursive: true });
+        mkdirSync(dirname(task.logDir), { recursive: true });
+        symlinkSync(target, task.logDir);
+        task.logDir = target;
+      } catch {
+        /* logs stay where they are: still readable, only not where recovery looks */
+      }
+    }
+    return this.registry.register(task, id);
+  }
+}
+
+/** Raw PTY bytes are kept in full on disk (tty.raw.log); memory holds only a little. */
+const RAW_MEMORY_BYTES = 64 * 1024;
+
+async function ttyStreams(size: { cols: number; rows: number }, stdout: OutputStream, logDir: string, config: Config) {
+  const raw = new OutputStream("stdout", RAW_MEMORY_BYTES, { path: join(logDir, "tty.raw.log"), maxBytes: config.max_log_bytes, startAfter: 0 });
+  return { raw, screen: await TerminalScreen.create(size.cols, size.rows, stdout) };
 }

@@ -7,6 +7,9 @@ export const decode = (bytes: Uint8Array): string => decoder.decode(bytes);
 
 const SCAN_CHUNK = 1 << 20;
 
+/** What a view reads: an output stream, or the rendered text of a tty task. */
+export type ByteSource = Pick<OutputStream, "total" | "read">;
+
 export interface View {
   text: string;
   truncated: boolean;
@@ -30,7 +33,7 @@ export function truncationMarker(totalBytes: number): string {
 }
 
 /** Shape a byte range of a stream for a result: filter, tail_lines, head+tail truncation. */
-export function renderView(stream: OutputStream, opts: ViewOptions): View {
+export function renderView(stream: ByteSource, opts: ViewOptions): View {
   const end = Math.min(opts.end, stream.total);
   let start = Math.max(0, Math.min(opts.start, end));
   if (opts.filter) {
@@ -51,7 +54,7 @@ export function renderView(stream: OutputStream, opts: ViewOptions): View {
 }
 
 /** Bytes [start, end) as text; head and tail around a marker line when longer than maxBytes. */
-export function renderRange(stream: OutputStream, start: number, end: number, maxBytes: number): View {
+export function renderRange(stream: ByteSource, start: number, end: number, maxBytes: number): View {
   const length = end - start;
   if (length <= maxBytes) {
     const bytes = stream.read(start, end);
@@ -104,7 +107,7 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
 }
 
 /** Calls `fn` with each line (newline included) of bytes [start, end), reading in chunks. */
-function forEachLine(stream: OutputStream, start: number, end: number, fn: (line: Uint8Array) => void): void {
+function forEachLine(stream: ByteSource, start: number, end: number, fn: (line: Uint8Array) => void): void {
   let carry = new Uint8Array(0);
   for (let pos = start; pos < end; pos += SCAN_CHUNK) {
     const chunk = stream.read(pos, Math.min(end, pos + SCAN_CHUNK));
@@ -132,7 +135,7 @@ function lastLinesStart(bytes: Uint8Array, n: number): number {
 }
 
 /** Stream offset where the last `n` lines of [start, end) begin, scanning backwards. */
-function startOfLastLines(stream: OutputStream, start: number, end: number, n: number): number {
+function startOfLastLines(stream: ByteSource, start: number, end: number, n: number): number {
   if (n <= 0) return end;
   let seen = 0;
   let pos = end;

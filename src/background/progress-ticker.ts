@@ -6,8 +6,10 @@ const TICK_MS = 1000;
 /** Reports a running foreground task about once a second: bytes of output so far and its last line. */
 export function startProgress(task: Task, report: (bytes: number, lastLine: string) => void): () => void {
   const timer = setInterval(() => {
-    const bytes = task.stdout.total + task.stderr.total;
-    const stream = task.stdout.total > 0 ? task.stdout : task.stderr;
+    // A tty's stdout is its rendered text, whose last rows are still on screen.
+    const stdout = task.terminal?.text ?? task.stdout;
+    const bytes = stdout.total + task.stderr.total;
+    const stream = stdout.total > 0 ? stdout : task.stderr;
     const tail = stream.read(Math.max(0, stream.total - 4096), stream.total);
     const lines = tail ? decode(tail).split("\n").filter((l) => l.trim() !== "") : [];
     report(bytes, lines.at(-1) ?? "");

@@ -60,6 +60,15 @@ function patternSeen(task: Task, pattern: RegExp, cleanups: Array<() => void>): 
       if (held) check(held);
       cleanups.push(stream.onData(check));
     }
+    const screen = task.terminal;
+    if (screen && task.rawOutput) {
+      // A tty's lines reach stdout only once they scroll off the screen: read the screen too.
+      const checkLive = () => {
+        if (screen.liveText().split("\n").some(test)) resolve();
+      };
+      checkLive();
+      cleanups.push(task.rawOutput.onData(checkLive));
+    }
   });
 }
 

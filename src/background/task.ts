@@ -3,6 +3,7 @@ import type { ExitStatus, ProcessHandle } from "../runtime/types.ts";
 import { Collector } from "./collector.ts";
 import { terminateGroup } from "./killer.ts";
 import { OutputStream } from "./output-stream.ts";
+import type { TerminalScreen } from "./terminal-screen.ts";
 
 export type TaskKind = "bash" | "task";
 export type TaskStatus = "running" | "completed" | "killed" | "lost";
@@ -28,6 +29,10 @@ export interface TaskInit {
   logDir?: string;
   /** For tasks recovered from an earlier registry. */
   startedAt?: Date;
+  /** tty tasks: the raw PTY bytes (spooled) and the emulator rendering them into `stdout`. */
+  ttyOutput?: { raw: OutputStream; screen: TerminalScreen };
+  /** Started with a writable stdin pipe (`keep_stdin_open`). */
+  keepStdinOpen?: boolean;
 }
 
 /**
@@ -46,8 +51,13 @@ export class Task {
   readonly tty: boolean;
   readonly stdout: OutputStream;
   readonly stderr: OutputStream;
-  readonly logDir?: string;
+  logDir?: string;
   readonly startedAt: Date;
+  readonly rawOutput?: OutputStream;
+  readonly terminal?: TerminalScreen;
+  readonly keepStdinOpen: boolean;
+  /** When the child last wrote anything (for waiting-for-input detection). */
+  lastOutputAtMs = performance.now();
   endedAt: Date | null = null;
   status: TaskStatus = "running";
   exit: ExitStatus | null = null;
@@ -75,6 +85,9 @@ export class Task {
     this.stderr = init.stderr;
     this.logDir = init.logDir;
     this.startedAt = init.startedAt ?? new Date();
+    this.rawOutput = init.ttyOutput?.raw;
+    this.terminal = init.ttyOutput?.screen;
+    this.keepStdinOpen = init.keepStdinOpen === true;
     this.ended = new Promise((r) => (this.resolveEnded = r));
   }
 
@@ -97,8 +110,16 @@ export class Task {
   /** Attach the spawned process and follow it to its end. */
   attach(handle: ProcessHandle): void {
     this.handle = handle;
-    const collectors = [new Collector(handle.stdout, this.stdout)];
+    // A tty's bytes go to the raw stream, whose emulator renders them into `stdout`.
+    const first = this.rawOutput ?? this.stdout;
+    const collectors = [new Collector(handle.stdout, first)];
     if (handle.stderr) collectors.push(new Collector(handle.stderr, this.stderr));
+    for (const s of [first, this.stderr]) s.onData(() => (this.lastOutputAtMs = performance.now()));
+    const screen = this.terminal;
+    if (screen) {
+      first.onData((chunk) => screen.feed(chunk));
+      screen.onReply((reply) => void handle.write(reply).catch(() => {}));
+    }
     void this.follow(handle, collectors);
   }
 
@@ -117,6 +138,10 @@ export class Task {
       await drained;
     }
     handle.dispose();
+    if (this.terminal) {
+      this.terminal.finish();
+      this.stdout.spool?.close();
+    }
     if (this.killRequested) this.finish("killed", exit);
     else if (exit.unknown) this.finish("lost", null, "the process ended after agent-shell restarted; its exit status is unknown");
     else this.finish("completed", exit);
@@ -149,6 +174,7 @@ export class Task {
   removeLogs(): void {
     this.stdout.spool?.close();
     this.stderr.spool?.close();
+    this.rawOutput?.spool?.close();
     if (this.logDir) rmSync(this.logDir, { recursive: true, force: true });
   }
 

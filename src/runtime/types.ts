@@ -48,6 +48,8 @@ export interface ProcessHandle {
   signal(signal: NodeJS.Signals): void;
   /** Whether any process of the group/session is still alive (zombies excluded). */
   groupAlive(): Promise<boolean>;
+  /** Whether the process sits reading its stdin: true, false, or null when it can't be told. */
+  blockedOnInput?(): boolean | null;
   /** Release OS resources (fds, terminals) once the output has been drained or abandoned. */
   dispose(): void;
 }

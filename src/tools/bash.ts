@@ -1,9 +1,12 @@
 import { z } from "zod";
 import { awaitForeground } from "../background/foreground.ts";
+import { whenWaitingForInput } from "../background/input-wait.ts";
 import { childEnv } from "../runtime/env.ts";
 import { guardCommand } from "./command-guard.ts";
 import { errorResult, ToolError } from "./errors.ts";
-import { exitFields, foregroundOutput } from "./output-fields.ts";
+import { exitFields, foregroundOutput, streamField } from "./output-fields.ts";
+import { checkInteractive, interactiveParameters } from "./interactive-params.ts";
+import { interactiveFields, stdoutText } from "./tty-fields.ts";
 import { compileService, existingService, serviceParameters, startService } from "./service.ts";
 import { startProgress } from "../background/progress-ticker.ts";
 import { defineTool } from "./types.ts";
@@ -33,6 +36,7 @@ const schema = z
     env: z.record(z.string(), z.string()).optional().describe("Environment variables added to the inherited environment. (default: none)"),
     stdin: z.string().optional().describe("Text fed to the command's stdin, which is then closed. (default: stdin is /dev/null)"),
     ...serviceParameters,
+    ...interactiveParameters,
   })
   .strict();
 
@@ -44,8 +48,12 @@ export const bashTool = defineTool({
     "a foreground command is killed with everything it started when it times out. Long output keeps its head and tail around a " +
     "'[... truncated, N bytes total ...]' line. Destructive commands (rm, mv, sudo, git push --force, …) first return " +
     "needs_confirmation; a few (rm -rf /, mkfs, …) are always refused. " +
-    "Returns: {command, exit_code, stdout, stderr, success, duration_ms, description?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?} " +
-    "in the foreground; {command, task_id, status, pid, description?, name?, ready?, ready_after_ms?, already_running?} with run_in_background; {needs_confirmation, command, message, description?} for a command that needs approval.",
+    "tty: true runs it under a pseudo-terminal; write_stdin types into tty tasks and keep_stdin_open background tasks; background_after_seconds " +
+    "turns a long foreground command into a background task instead of waiting. " +
+    "Returns: {command, exit_code, stdout, stderr, success, duration_ms, description?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?, screen?} " +
+    "in the foreground; {command, task_id, status, pid, description?, name?, ready?, ready_after_ms?, already_running?, screen?} with run_in_background; " +
+    "{command, task_id, status, backgrounded: true, stdout, stderr, pid, screen?, waiting_for_input?, prompt?} when a foreground command was backgrounded; " +
+    "{needs_confirmation, command, message, description?} for a command that needs approval.",
   schema,
   async run(args, ctx) {
     const guard = await guardCommand(ctx, args, { checkPath: true });
@@ -53,14 +61,17 @@ export const bashTool = defineTool({
     const background = args.run_in_background === true;
     const service = compileService(args);
     if ("error" in service) return service;
+    const badCombination = checkInteractive(args);
+    if (badCombination) return badCombination;
     const existing = existingService(ctx, args.name);
     if (existing) return existing;
     const spec = {
       command: args.command,
       cwd: guard.cwd,
-      env: childEnv(args.env),
-      stdin: args.stdin !== undefined ? { text: args.stdin } : null,
-    } as const;
+      env: childEnv(args.env, args.tty ? { TERM: "xterm-256color" } : undefined),
+      stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
+      tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
+    };
     let task;
     try {
       task = await ctx.launcher.launch({
@@ -82,11 +93,30 @@ export const bashTool = defineTool({
       const started = await startService(task, args, service, ctx);
       if ("error" in started) return started;
       const named = args.name !== undefined ? { name: args.name } : {};
-      return { command: args.command, task_id: task.id, status: "running", ...described, ...named, pid: task.pid, ...started };
+      return { command: args.command, task_id: task.id, status: "running", ...described, ...named, pid: task.pid, ...started, ...interactiveFields(task) };
     }
     const timeoutSeconds = args.timeout_seconds ?? ctx.config.timeout_seconds;
     const stopProgress = ctx.progress ? startProgress(task, (bytes, line) => ctx.progress!(bytes, line)) : () => {};
-    const outcome = await awaitForeground(task, { timeoutMs: timeoutSeconds * 1000, signal: ctx.signal }).finally(stopProgress);
+    // A terminal program stopped at a prompt would wait for the agent forever: hand it over.
+    const inputWait = args.tty ? whenWaitingForInput(task) : null;
+    const outcome = await awaitForeground(task, {
+      timeoutMs: timeoutSeconds * 1000,
+      signal: ctx.signal,
+      backgroundAfterMs: args.background_after_seconds !== undefined ? args.background_after_seconds * 1000 : undefined,
+      backgroundWhen: inputWait?.promise,
+    }).finally(() => {
+      stopProgress();
+      inputWait?.cancel();
+    });
+    if (outcome === "backgrounded") {
+      // Adopted as is: same process, same output streams, nothing restarted or lost.
+      ctx.launcher.adopt(task);
+      const stdout = stdoutText(task);
+      const output = { ...streamField(stdout, ctx.config.max_output_bytes), ...streamField(task.stderr, ctx.config.max_output_bytes) };
+      stdout.cursor = stdout.total;
+      task.stderr.cursor = task.stderr.total;
+      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task) };
+    }
     const output = foregroundOutput(task, ctx.config.max_output_bytes);
     if (outcome === "timeout") {
       return errorResult("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, {
@@ -111,6 +141,7 @@ export const bashTool = defineTool({
       ...(exit.signal ? { signal: exit.signal } : {}),
       ...described,
       duration_ms: task.durationMs,
+      ...(task.terminal ? { screen: task.terminal.screen() } : {}),
     };
   },
 });

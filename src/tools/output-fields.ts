@@ -1,16 +1,17 @@
 import { renderRange } from "../background/output-view.ts";
 import type { OutputStream } from "../background/output-stream.ts";
 import type { Task } from "../background/task.ts";
+import { stdoutText } from "./tty-fields.ts";
 
 /**
  * `stdout`/`stderr` of a finished foreground call: head + tail beyond `maxBytes`, with
  * `<stream>_truncated` and, where the full text was spooled, `<stream>_path`.
  */
 export function foregroundOutput(task: Task, maxBytes: number): Record<string, unknown> {
-  return { ...streamField(task.stdout, maxBytes), ...streamField(task.stderr, maxBytes) };
+  return { ...streamField(stdoutText(task), maxBytes), ...streamField(task.stderr, maxBytes) };
 }
 
-export function streamField(stream: OutputStream, maxBytes: number): Record<string, unknown> {
+export function streamField(stream: Pick<OutputStream, "name" | "total" | "read" | "path" | "spool">, maxBytes: number): Record<string, unknown> {
   const view = renderRange(stream, 0, stream.total, maxBytes);
   const fields: Record<string, unknown> = { [stream.name]: view.text };
   if (view.truncated) {

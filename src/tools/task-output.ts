@@ -5,6 +5,7 @@ import { Task } from "../background/task.ts";
 import { errorResult, type ToolResult } from "./errors.ts";
 import { exitFields } from "./output-fields.ts";
 import { findTask, identity } from "./task-fields.ts";
+import { interactiveFields, stdoutText } from "./tty-fields.ts";
 import { defineTool } from "./types.ts";
 
 const MAX_BYTES_LIMIT = 1_000_000;
@@ -61,7 +62,8 @@ export const taskOutputTool = defineTool({
     "Status is 'running', 'completed' (ended on its own, whatever its exit code), 'killed' or 'lost'. Each call moves the task's read cursor " +
     "to the end of its output, so only_new returns what arrived since the last read. offset/length read any byte range of the full output " +
     "from the log file. Returns: {task_id, task_type, kind, status, stdout, stderr?, exit_code?, signal?, lost_reason?, stdout_total_bytes, " +
-    "stderr_total_bytes, duration_ms, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?, spool_error?}; with task_ids: " +
+    "stderr_total_bytes, duration_ms, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?, spool_error?, screen?, waiting_for_input?, " +
+    "prompt?}; with task_ids: " +
     "{results: [...], finished: [task_id...]}",
   schema,
   async run(args, ctx) {
@@ -106,15 +108,17 @@ export const taskOutputTool = defineTool({
 function readTask(task: Task, args: Args, filter: RegExp | undefined): ToolResult {
   const maxBytes = args.max_bytes ?? 50_000;
   const result: ToolResult = { ...identity(task), status: task.status };
+  // A tty task's stdout is its rendered plain text.
+  const stdout = stdoutText(task);
   if (args.offset !== undefined) {
-    const stream = args.stream === "stderr" ? task.stderr : task.stdout;
+    const stream = args.stream === "stderr" ? task.stderr : stdout;
     const end = Math.min(stream.total, args.offset + (args.length ?? maxBytes));
     const start = Math.min(args.offset, end);
     const view = renderView(stream, { start, end, maxBytes, filter, tailLines: args.tail_lines });
     result[stream.name] = view.text;
     if (view.truncated) result[`${stream.name}_truncated`] = true;
   } else {
-    for (const stream of [task.stdout, task.stderr]) {
+    for (const stream of [stdout, task.stderr]) {
       const total = stream.total;
       const start = args.only_new ? stream.cursor : 0;
       const view = renderView(stream, { start, end: total, maxBytes, filter, tailLines: args.tail_lines });
@@ -126,14 +130,14 @@ function readTask(task: Task, args: Args, filter: RegExp | undefined): ToolResul
   }
   Object.assign(result, exitFields(task));
   if (task.lostReason) result.lost_reason = task.lostReason;
-  result.stdout_total_bytes = task.stdout.total;
+  result.stdout_total_bytes = stdout.total;
   result.stderr_total_bytes = task.stderr.total;
   result.duration_ms = task.durationMs;
   addPaths(result, task.stdout);
   addPaths(result, task.stderr);
   const spoolError = task.stdout.spool?.error ?? task.stderr.spool?.error;
   if (spoolError) result.spool_error = spoolError;
-  return result;
+  return Object.assign(result, interactiveFields(task));
 }
 
 function addPaths(result: ToolResult, stream: OutputStream): void {

@@ -46,3 +46,13 @@ export async function waitNoProcess(marker: string, ms = 3000): Promise<Proc[]> 
 export function uniqueSleep(base = 300): string {
   return `${base}.${Math.floor(Math.random() * 1e6)}`;
 }
+
+/** Waits until no live process belongs to session/group `leader` (a task's pid); resolves with what is left after `ms`. */
+export async function waitSessionGone(leader: number, ms = 3000): Promise<Proc[]> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const left = processes().filter((p) => p.session === leader || p.pgrp === leader);
+    if (left.length === 0 || Date.now() > deadline) return left;
+    await Bun.sleep(20);
+  }
+}
