@@ -69,6 +69,12 @@ describe("run: foreground, in-process, streamed live", () => {
     expect(r.stdout).toBe(`hi there in ${sb.stateDir}\n`);
   });
 
+  test("--tty runs the command on a pseudo-terminal and still exits with its code", async () => {
+    const r = await sb.run(["run", "--tty", "--", "test -t 1 && echo on-a-tty; exit 3"]);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain("on-a-tty");
+  });
+
   test("a caution command without a TTY is refused unless --yes", async () => {
     const file = join(sb.cwd, "precious.txt");
     writeFileSync(file, "x");

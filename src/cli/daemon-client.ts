@@ -37,7 +37,7 @@ export class DaemonClient {
 
 /** Connects to the running daemon; null when none is listening. */
 export async function connectDaemon(paths: DaemonPaths): Promise<DaemonClient | null> {
-  checkOwnership(paths);
+  if (!checkOwnership(paths, { create: false })) return null;
   const socket = await tryConnect(paths.socket);
   return socket ? session(socket) : null;
 }

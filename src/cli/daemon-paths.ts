@@ -38,12 +38,14 @@ export class ForeignOwnerError extends Error {}
 
 /**
  * Creates the state dir (0700) and refuses one, or a socket in it, owned by another user:
- * a socket planted by someone else would receive our commands.
+ * a socket planted by someone else would receive our commands. With `create: false` a
+ * missing state dir is left missing (false: there is no daemon there).
  */
-export function checkOwnership(paths: DaemonPaths): void {
+export function checkOwnership(paths: DaemonPaths, opts: { create: boolean } = { create: true }): boolean {
+  if (!opts.create && !existsSync(paths.stateDir)) return false;
   mkdirSync(paths.stateDir, { recursive: true, mode: 0o700 });
   const uid = process.getuid?.();
-  if (uid === undefined) return;
+  if (uid === undefined) return true;
   const dir = lstatSync(paths.stateDir);
   if (dir.uid !== uid) {
     throw new ForeignOwnerError(`the state dir ${paths.stateDir} belongs to uid ${dir.uid}, not to you (uid ${uid}); use --state-dir`);
@@ -52,7 +54,7 @@ export function checkOwnership(paths: DaemonPaths): void {
   try {
     sock = lstatSync(paths.socket);
   } catch {
-    return;
+    return true;
   }
   if (sock.uid !== uid) {
     throw new ForeignOwnerError(`the daemon socket ${paths.socket} belongs to uid ${sock.uid}, not to you (uid ${uid}); refusing to use it`);
@@ -60,6 +62,7 @@ export function checkOwnership(paths: DaemonPaths): void {
   if (!sock.isSocket()) {
     throw new ForeignOwnerError(`${paths.socket} exists and is not a socket; remove it or use another --state-dir`);
   }
+  return true;
 }
 
 /** Whether a live daemon holds the start lock (a probe: taking and dropping it if free). */

@@ -110,8 +110,7 @@ async function status(paths: DaemonPaths, json: boolean): Promise<number> {
 
 /** SIGTERM to the daemon (it kills its tasks first), then wait for its socket to close. */
 async function stop(paths: DaemonPaths, json: boolean): Promise<number> {
-  checkOwnership(paths);
-  const held = lockHeld(paths.lock);
+  const held = checkOwnership(paths, { create: false }) && lockHeld(paths.lock);
   const pid = held ? await verifiedDaemonPid(paths) : null;
   if (held && pid === null && lockHeld(paths.lock)) {
     return reportError(`${paths.lock} is held, but not by a process that looks like the daemon; not signalling anything`);
