@@ -33,7 +33,7 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
     if (exiting || connections.size > 0 || hasRunningTasks()) return;
     idleTimer = setTimeout(() => {
       if (connections.size === 0 && !hasRunningTasks()) void exit();
-    }, opts.idleMs);
+    }, Math.min(opts.idleMs, 2 ** 31 - 1)); // setTimeout's ceiling (~24.8 days)
   };
 
   const listener = createServer((socket) => {
