@@ -6,7 +6,7 @@ import { tryLock } from "../runtime/file-lock.ts";
 import { connectDaemon, ensureDaemon } from "./daemon-client.ts";
 import { checkOwnership, daemonPaths, type DaemonPaths, lockHeld, resolveStateDir } from "./daemon-paths.ts";
 import { hostOptions } from "./host-options.ts";
-import { printJson, reportError, writeAll } from "./report.ts";
+import { printJson, printOut, reportError, writeAll } from "./report.ts";
 import { maybeHelp, parseVerbArgs, secondsOption } from "./verb-args.ts";
 
 export const DAEMON_HELP = `Usage: agent-shell daemon start|stop|status
@@ -84,7 +84,7 @@ async function start(paths: DaemonPaths, json: boolean, serve: string[]): Promis
   await client.close();
   const info = { running: true, already_running: already !== null, pid: daemonPid(paths), socket: paths.socket, state_dir: paths.stateDir };
   if (json) printJson(info);
-  else process.stdout.write(`daemon ${already ? "already running" : "started"} (pid ${info.pid}, socket ${paths.socket})\n`);
+  else printOut(`daemon ${already ? "already running" : "started"} (pid ${info.pid}, socket ${paths.socket})\n`);
   return 0;
 }
 
@@ -92,7 +92,7 @@ async function status(paths: DaemonPaths, json: boolean): Promise<number> {
   const client = await connectDaemon(paths);
   if (!client) {
     if (json) printJson({ running: false, socket: paths.socket, state_dir: paths.stateDir });
-    else process.stdout.write(`daemon not running (state dir ${paths.stateDir})\n`);
+    else printOut(`daemon not running (state dir ${paths.stateDir})\n`);
     return 3;
   }
   try {
@@ -101,7 +101,7 @@ async function status(paths: DaemonPaths, json: boolean): Promise<number> {
     const running = tasks.filter((t) => t.status === "running").length;
     const info = { running: true, pid: daemonPid(paths), socket: paths.socket, state_dir: paths.stateDir, tasks_running: running, tasks_total: tasks.length };
     if (json) printJson(info);
-    else process.stdout.write(`daemon running (pid ${info.pid}, socket ${paths.socket}): ${running} running task(s), ${tasks.length} in all\n`);
+    else printOut(`daemon running (pid ${info.pid}, socket ${paths.socket}): ${running} running task(s), ${tasks.length} in all\n`);
     return 0;
   } finally {
     await client.close();
@@ -118,7 +118,7 @@ async function stop(paths: DaemonPaths, json: boolean): Promise<number> {
   if (pid === null) {
     rmSync(paths.socket, { force: true }); // a stale socket of a daemon that died
     if (json) printJson({ stopped: false, running: false });
-    else process.stdout.write("daemon not running\n");
+    else printOut("daemon not running\n");
     return 0;
   }
   // The kernel closes this connection when the daemon exits, however it exits: no polling.
@@ -138,7 +138,7 @@ async function stop(paths: DaemonPaths, json: boolean): Promise<number> {
   while (processAlive(pid) && Date.now() < deadline) await Bun.sleep(10);
   if (processAlive(pid)) return reportError(`the daemon (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s`);
   if (json) printJson({ stopped: true, pid });
-  else process.stdout.write(`daemon stopped (pid ${pid})\n`);
+  else printOut(`daemon stopped (pid ${pid})\n`);
   return 0;
 }
 

@@ -1,5 +1,5 @@
 import { withDaemon } from "./daemon-client.ts";
-import { printJson, reportError } from "./report.ts";
+import { printJson, printOut, reportError } from "./report.ts";
 import { COMMON_OPTIONS, maybeHelp, parseVerbArgs } from "./verb-args.ts";
 
 export const KILL_HELP = `Usage: agent-shell kill ID... | --all
@@ -38,7 +38,7 @@ export async function killCommand(argv: string[]): Promise<number> {
         code = 1;
         if (!values.json) reportError(r);
       } else if (!values.json) {
-        process.stdout.write(`${ids[i]} ${r.status === "killed" ? "killed" : `already ended (exit ${r.exit_code ?? "?"})`}\n`);
+        printOut(`${ids[i]} ${r.status === "killed" ? "killed" : `already ended (exit ${r.exit_code ?? "?"})`}\n`);
       }
     });
     if (values.json) printJson({ results });

@@ -22,6 +22,11 @@ export function exitStatus(result: { exit_code?: unknown; signal?: unknown }): n
   return typeof code === "number" && code >= 0 ? code & 0xff : 1;
 }
 
+/** Text on stdout, written synchronously (nothing lost at exit, EPIPE-safe). */
+export function printOut(text: string): void {
+  writeAll(1, new TextEncoder().encode(text));
+}
+
 /** Pretty JSON for `--json` output. */
 export function printJson(value: unknown): void {
   writeAll(1, new TextEncoder().encode(JSON.stringify(value, null, 2) + "\n"));

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { callConfirmed } from "./confirm.ts";
 import { withDaemon } from "./daemon-client.ts";
-import { printJson, reportError } from "./report.ts";
+import { printJson, printOut, reportError } from "./report.ts";
 import { commandLine, envOption, intOption, maybeHelp, parseVerbArgs, secondsOption } from "./verb-args.ts";
 
 export const START_HELP = `Usage: agent-shell start [options] -- CMD...
@@ -97,7 +97,7 @@ export async function startCommand(argv: string[]): Promise<number> {
     }
     if (!values.json) {
       if (result.already_running) process.stderr.write(`agent-shell: '${name}' is already running as ${result.task_id}\n`);
-      process.stdout.write(`${result.task_id}\n`);
+      printOut(`${result.task_id}\n`);
     }
     return 0;
   });

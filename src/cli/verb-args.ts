@@ -1,3 +1,4 @@
+import { printOut } from "./report.ts";
 import { UsageError } from "./usage.ts";
 
 /** One option of a verb: `--name VALUE` (string), `--flag` (boolean); strings may repeat. */
@@ -101,7 +102,7 @@ function shellQuote(word: string): string {
 /** Prints a verb's help when asked; true if it did. */
 export function maybeHelp(values: ParsedArgs["values"], help: string): boolean {
   if (!values.help) return false;
-  process.stdout.write(help);
+  printOut(help);
   return true;
 }
 
