@@ -29,6 +29,20 @@ async function main(argv: string[]): Promise<number> {
       const { configCommand } = await import("./cli/config-show.ts");
       return configCommand(rest);
     }
+    case "run":
+      return (await import("./cli/run.ts")).runCommand(rest);
+    case "start":
+      return (await import("./cli/start.ts")).startCommand(rest);
+    case "ps":
+      return (await import("./cli/ps.ts")).psCommand(rest);
+    case "logs":
+      return (await import("./cli/logs.ts")).logsCommand(rest);
+    case "wait":
+      return (await import("./cli/wait.ts")).waitCommand(rest);
+    case "kill":
+      return (await import("./cli/kill.ts")).killCommand(rest);
+    case "daemon":
+      return (await import("./cli/daemon.ts")).daemonCommand(rest);
     default:
       throw new UsageError(`unknown command '${verb}'. Run 'agent-shell --help' for the list of commands.`);
   }

@@ -212,6 +212,12 @@ describe("tty: interactive programs with write_stdin", () => {
     expect(out.waiting_for_input).toBeUndefined();
     await s.call("kill_shell", { task_id: r.task_id });
   }, 60_000);
+
+  test("a prompt-like line followed by a pause is not a prompt when nothing reads stdin (foreground not handed over)", async () => {
+    const r = await s.call("bash", { command: "echo Loading:; sleep 3; echo done", tty: true });
+    expect(r).toMatchObject({ exit_code: 0, stdout: "Loading:\ndone\n" });
+    expect(r.backgrounded).toBeUndefined();
+  }, 60_000);
 });
 
 describe("tty: services", () => {

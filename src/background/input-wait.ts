@@ -15,6 +15,7 @@ export function waitingPrompt(task: Task, now = performance.now()): string | nul
   if (!task.running || !task.handle) return null;
   const stdinOpen = task.tty || (task.keepStdinOpen && task.handle.stdinOpen);
   if (!stdinOpen || now - task.lastOutputAtMs < SILENCE_MS) return null;
+  if (task.handle.blockedOnInput?.() === false) return null;
   if (task.terminal) return detectPrompt(task.terminal.cursorLine());
   // `read -p` and many tools prompt on stderr.
   return detectPrompt(tailLine(task.stdout)) ?? detectPrompt(tailLine(task.stderr));

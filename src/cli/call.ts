@@ -7,6 +7,10 @@ import { UsageError } from "./usage.ts";
 /** `agent-shell call TOOL [JSON|-]`: one in-process tool call, result JSON on stdout. */
 export async function callCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseHostFlags(argv);
+  if (values.help) {
+    process.stdout.write((await import("./call-help.ts")).CALL_HELP);
+    return 0;
+  }
   const [tool, json, ...extra] = positionals;
   if (!tool) throw new UsageError("call needs a tool name: agent-shell call TOOL [JSON|-]");
   if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(" ")} (quote the JSON as one argument)`);
@@ -17,6 +21,8 @@ export async function callCommand(argv: string[]): Promise<number> {
   } catch (e) {
     throw new UsageError(`the arguments are not valid JSON: ${(e as Error).message}`);
   }
+  const { routesToDaemon, callViaDaemon } = await import("./call-daemon.ts");
+  if (routesToDaemon(tool, args)) return callViaDaemon(tool, args, values);
   const host = new ToolHost({
     ...hostOptions(values),
     confirmationPolicy: {

@@ -8,6 +8,17 @@ Usage:
         Serve the tools over MCP on stdio.
   agent-shell call TOOL [JSON|-] [--yes] [same flags as mcp]
         One tool call; prints the result JSON. Exit 0, 1 if the result is an error, 2 on usage errors.
+  agent-shell run [--timeout S] [--cwd DIR] [--env K=V]... [--tty] -- CMD...
+        Run in the foreground with output streamed live; exit with the command's code
+        (124 on timeout, 128+N on signal N, 130 after Ctrl-C).
+  agent-shell start [--name N [--restart]] [--ready-port P] [--ready-pattern RE] [--ready-timeout S] [--tty] -- CMD...
+        Start a background task in the per-user daemon; print its id.
+  agent-shell ps [--all] [--json]            list background tasks
+  agent-shell logs ID [--follow] [--tail N] [--stderr]
+  agent-shell wait ID... [--timeout S]       exit with the tasks' exit code (124 on timeout)
+  agent-shell kill ID... | --all
+  agent-shell daemon start|stop|status
+  agent-shell VERB --help                    options and examples of each command
   agent-shell --version | --help
 
 Tools: bash, task_output, kill_shell, task_list.
@@ -15,4 +26,6 @@ Tools: bash, task_output, kill_shell, task_list.
 Examples:
   agent-shell call bash '{"command": "echo hello"}'
   echo '{"command": "ls -la"}' | agent-shell call bash -
+  agent-shell run --timeout 600 -- npm test
+  agent-shell start --name web --ready-port 8000 -- python3 -m http.server 8000 && curl -s localhost:8000 >/dev/null; agent-shell kill --all
 `;

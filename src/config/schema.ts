@@ -30,6 +30,8 @@ export const ConfigSchema = z
     allowed_paths: z.array(z.string()).default([]),
     agent_command: z.array(z.string()).min(1).optional(),
     state_dir: z.string().min(1).optional(),
+    /** The CLI daemon exits after this many seconds with no client and no running task. */
+    daemon_idle_seconds: z.number().min(0).default(900),
     hosts: z.record(z.string(), HostSchema).default({}),
   })
   .strict();

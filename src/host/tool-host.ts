@@ -4,6 +4,7 @@ import { z } from "zod";
 import { Launcher } from "../background/launcher.ts";
 import { recoverTasks } from "../background/recovery.ts";
 import { Registry } from "../background/registry.ts";
+import type { Task } from "../background/task.ts";
 import { defaultStateDir, OwnerFolder } from "../background/state-dir.ts";
 import { type Config, ConfigSchema } from "../config/schema.ts";
 import { LocalPipesRuntime } from "../runtime/local-pipes.ts";
@@ -38,6 +39,8 @@ export interface HostOptions {
 export interface CallOptions {
   signal?: AbortSignal;
   progress?: (progress: number, message: string) => void;
+  /** Told about each task the call launches (see ToolContext.onTask). */
+  onTask?: (task: Task) => void;
 }
 
 /**
@@ -99,7 +102,7 @@ export class ToolHost {
     if (!parsed.success) return invalidArguments(name, parsed.error, args);
     const signal = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
     try {
-      return capResultSize(await tool.run(parsed.data, { ...this.base, signal, progress: options.progress }));
+      return capResultSize(await tool.run(parsed.data, { ...this.base, signal, progress: options.progress, onTask: options.onTask }));
     } catch (e) {
       if (e instanceof ToolError) return e.toResult();
       return errorResult("IO_ERROR", `${name} failed: ${(e as Error).message}`, { tool: name });

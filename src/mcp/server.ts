@@ -30,7 +30,7 @@ export function createMcpServer(host: ToolHost): Server {
     };
   });
   // Background task ends become log notices the client can act on.
-  host.registry.onTaskEnd((task) => {
+  const unsubscribe = host.registry.onTaskEnd((task) => {
     void server
       .sendLoggingMessage({
         level: "info",
@@ -46,9 +46,16 @@ export function createMcpServer(host: ToolHost): Server {
       })
       .catch(() => {});
   });
-  host.registry.onNotice((data) => {
+  const unsubscribeNotices = host.registry.onNotice((data) => {
     void server.sendLoggingMessage({ level: "info", logger: "agent-shell", data }).catch(() => {});
   });
+  // One host may serve many sessions (the daemon): a closed session stops listening.
+  const onclose = server.onclose;
+  server.onclose = () => {
+    unsubscribe();
+    unsubscribeNotices();
+    onclose?.();
+  };
   return server;
 }
 

@@ -1,7 +1,7 @@
 import { closeSync } from "node:fs";
-import type { ExitStatus, ProcessHandle, Runtime, SpawnSpec } from "./types.ts";
+import type { ProcessHandle, Runtime, SpawnSpec } from "./types.ts";
 import { createPipe } from "./pipes.ts";
-import { groupAlive, signalGroup } from "./process-group.ts";
+import { LocalProcess } from "./local-process.ts";
 import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
 import { spawnLocalPty } from "./local-pty.ts";
@@ -61,31 +61,22 @@ export function spawnLocalPipes(spec: SpawnSpec): ProcessHandle {
   }
 }
 
-class LocalPipesHandle implements ProcessHandle {
-  readonly pid: number;
-  readonly pgid: number;
+class LocalPipesHandle extends LocalProcess implements ProcessHandle {
   readonly tty = false;
   readonly stdout: ReadableStream<Uint8Array>;
   readonly stderr: ReadableStream<Uint8Array>;
-  readonly exited: Promise<ExitStatus>;
   private stdinSink: ReturnType<ReturnType<typeof Bun.file>["writer"]> | null = null;
   private disposed = false;
-  private leaderExited = false;
 
   constructor(
-    private proc: Bun.Subprocess,
+    proc: Bun.Subprocess,
     private outFd: number,
     private errFd: number,
     private stdinFd: number | null,
   ) {
-    this.pid = proc.pid;
-    this.pgid = proc.pid;
+    super(proc);
     this.stdout = Bun.file(outFd).stream();
     this.stderr = Bun.file(errFd).stream();
-    this.exited = proc.exited.then(() => {
-      this.leaderExited = true;
-      return { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };
-    });
     if (stdinFd !== null) this.stdinSink = Bun.file(stdinFd).writer();
   }
 
@@ -119,15 +110,6 @@ class LocalPipesHandle implements ProcessHandle {
 
   resize(): void {
     /* pipes have no size */
-  }
-
-  signal(signal: NodeJS.Signals): void {
-    signalGroup(this.pgid, signal);
-  }
-
-  async groupAlive(): Promise<boolean> {
-    // While the leader runs the group is alive: no need to scan /proc.
-    return !this.leaderExited || groupAlive(this.pgid);
   }
 
   dispose(): void {

@@ -1,5 +1,5 @@
-import type { ExitStatus, ProcessHandle, SpawnSpec } from "./types.ts";
-import { groupAlive, signalGroup } from "./process-group.ts";
+import type { ProcessHandle, SpawnSpec } from "./types.ts";
+import { LocalProcess } from "./local-process.ts";
 import { watchdog } from "./watchdog.ts";
 
 const EOF = "\x04";
@@ -49,29 +49,20 @@ export function spawnLocalPty(spec: SpawnSpec): ProcessHandle {
   return handle;
 }
 
-class LocalPtyHandle implements ProcessHandle {
-  readonly pid: number;
-  readonly pgid: number;
+class LocalPtyHandle extends LocalProcess implements ProcessHandle {
   readonly tty = true;
   readonly stderr = null;
-  readonly exited: Promise<ExitStatus>;
   private terminal: Bun.Terminal;
   private lastByte = 10;
   private disposed = false;
-  private leaderExited = false;
 
   constructor(
     proc: Bun.Subprocess,
     readonly stdout: ReadableStream<Uint8Array>,
     private endStream: () => void,
   ) {
-    this.pid = proc.pid;
-    this.pgid = proc.pid;
+    super(proc);
     this.terminal = proc.terminal!;
-    this.exited = proc.exited.then(() => {
-      this.leaderExited = true;
-      return { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };
-    });
   }
 
   /** A terminal can always be typed into while it is open; EOF is just a character. */
@@ -108,14 +99,9 @@ class LocalPtyHandle implements ProcessHandle {
    * group of its own). An interactive bash ignores SIGTERM but exits on SIGHUP, which it
    * also passes on to its jobs — so a terminate sends both, as closing a terminal would.
    */
-  signal(signal: NodeJS.Signals): void {
-    if (signal === "SIGTERM") signalGroup(this.pgid, "SIGHUP");
-    signalGroup(this.pgid, signal);
-  }
-
-  async groupAlive(): Promise<boolean> {
-    // While the leader runs the session is alive: no need to scan /proc.
-    return !this.leaderExited || groupAlive(this.pgid);
+  override signal(signal: NodeJS.Signals): void {
+    if (signal === "SIGTERM") super.signal("SIGHUP");
+    super.signal(signal);
   }
 
   /** Always close: the terminal stays open after the child exits and its fd would leak. */

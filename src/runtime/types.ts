@@ -56,6 +56,8 @@ export interface ProcessHandle {
   readonly note?: string | null;
   /** What the runtime needs to re-attach to this process after a restart (remote background tasks). */
   readonly resumeToken?: string;
+  /** Whether the process sits reading its stdin: true, false, or null when it can't be told. */
+  blockedOnInput?(): boolean | null;
   /** Release OS resources (fds, terminals) once the output has been drained or abandoned. */
   dispose(): void;
 }

@@ -101,6 +101,7 @@ export const bashTool = defineTool({
       if (failed) return failed;
       return errorResult("IO_ERROR", `Failed to start the command: ${(e as Error).message}`, { command: args.command });
     }
+    ctx.onTask?.(task);
     const described = args.description !== undefined ? { description: args.description } : {};
     if (background) {
       const started = await startService(task, args, service, ctx);

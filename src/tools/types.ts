@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { Launcher } from "../background/launcher.ts";
 import type { Registry } from "../background/registry.ts";
+import type { Task } from "../background/task.ts";
 import type { OwnerFolder } from "../background/state-dir.ts";
 import type { Config } from "../config/schema.ts";
 import type { Runtime } from "../runtime/types.ts";
@@ -29,6 +30,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Present when the caller asked for progress notifications. */
   progress?: (progress: number, message: string) => void;
+  /** Told about each task the call launches, at once (the CLI's `run` streams its output live). */
+  onTask?: (task: Task) => void;
 }
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {

@@ -1,0 +1,170 @@
+import { closeSync, openSync, readFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { basename } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { AWAIT_OUTPUT_METHOD, type AwaitOutputParams, type AwaitOutputResult, AwaitOutputResultSchema } from "../mcp/await-output.ts";
+import { SocketTransport } from "../mcp/socket-transport.ts";
+import type { ToolResult } from "../tools/errors.ts";
+import { VERSION } from "../version.ts";
+import { checkOwnership, type DaemonPaths, lockHeld } from "./daemon-paths.ts";
+
+/** How long a CLI waits for an auto-started daemon to listen. */
+const START_TIMEOUT_MS = 15_000;
+
+/** An MCP session with the per-user daemon. */
+export class DaemonClient {
+  constructor(private readonly client: Client) {}
+
+  /** One tool call; the result object (errors in the SPEC's error shape). */
+  async call(name: string, args: Record<string, unknown>, timeoutMs = 120_000, signal?: AbortSignal): Promise<ToolResult> {
+    const res = await this.client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal });
+    if (res.structuredContent) return res.structuredContent as ToolResult;
+    const text = (res.content as Array<{ type: string; text?: string }>)[0]?.text ?? "{}";
+    return JSON.parse(text) as ToolResult;
+  }
+
+  /** Long poll: returns once the task has output past the offsets or has ended (see await-output.ts). */
+  awaitOutput(params: AwaitOutputParams): Promise<AwaitOutputResult> {
+    return this.client.request({ method: AWAIT_OUTPUT_METHOD, params }, AwaitOutputResultSchema as never, {
+      timeout: params.timeout_ms + 30_000,
+    }) as Promise<AwaitOutputResult>;
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+}
+
+/** Connects to the running daemon; null when none is listening. */
+export async function connectDaemon(paths: DaemonPaths): Promise<DaemonClient | null> {
+  if (!checkOwnership(paths, { create: false })) return null;
+  const socket = await tryConnect(paths.socket);
+  return socket ? session(socket) : null;
+}
+
+/**
+ * Connects to the daemon, starting it first if none runs. Race-free: every starter may
+ * spawn one, but a daemon serves only while holding the flock on `daemon.lock`; a loser
+ * exits at once and its CLI connects to the winner.
+ */
+export async function ensureDaemon(paths: DaemonPaths, serveArgs: string[] = []): Promise<DaemonClient> {
+  checkOwnership(paths);
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  let spawned = false;
+  while (true) {
+    const socket = await tryConnect(paths.socket);
+    if (socket) {
+      try {
+        return await session(socket);
+      } catch (e) {
+        // A daemon that was just going idle may close on us: start over (a new one if need be).
+        socket.destroy();
+        if (Date.now() > deadline) throw e;
+        await Bun.sleep(20);
+        continue;
+      }
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`the daemon did not start within ${START_TIMEOUT_MS / 1000} s; see ${paths.log}`);
+    }
+    if (!lockHeld(paths.lock)) {
+      const outcome = await spawnDaemon(paths, serveArgs);
+      if (outcome === "failed") throw new Error(`the daemon failed to start: ${logTail(paths.log)}`);
+      spawned = true;
+      if (outcome === "ready") continue;
+    }
+    // Another daemon holds the lock and is getting ready (or shutting down): try again shortly.
+    await Bun.sleep(spawned ? 10 : 20);
+  }
+}
+
+async function session(socket: Socket): Promise<DaemonClient> {
+  const client = new Client({ name: "agent-shell-cli", version: VERSION }, { capabilities: {} });
+  await client.connect(new SocketTransport(socket));
+  return new DaemonClient(client);
+}
+
+function tryConnect(path: string): Promise<Socket | null> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(path);
+    socket.once("connect", () => {
+      socket.removeAllListeners("error");
+      resolve(socket);
+    });
+    socket.once("error", (e: NodeJS.ErrnoException) => {
+      socket.destroy();
+      if (e.code === "ENOENT" || e.code === "ECONNREFUSED" || e.code === "EAGAIN") resolve(null);
+      else reject(new Error(`cannot connect to the daemon at ${path}: ${e.message}`));
+    });
+  });
+}
+
+/** argv that runs this same program (the compiled binary, or `bun src/main.ts` in development). */
+export function selfCommand(): string[] {
+  return /^bun(\.exe)?$/.test(basename(process.execPath)) ? [process.execPath, Bun.main] : [process.execPath];
+}
+
+/** Spawns `daemon serve` detached; resolves with its first line: ready, busy (lost the race) or failed. */
+export async function spawnDaemon(paths: DaemonPaths, extra: string[] = []): Promise<"ready" | "busy" | "failed"> {
+  const log = openSync(paths.log, "a", 0o600);
+  let proc;
+  try {
+    proc = Bun.spawn([...selfCommand(), "daemon", "serve", "--state-dir", paths.stateDir, ...extra], {
+      cwd: "/",
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: log,
+      detached: true,
+    });
+  } finally {
+    closeSync(log);
+  }
+  const reader = proc.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  const line = text.trim();
+  if (line === "ready") {
+    proc.unref(); // it lives on without us
+    return "ready";
+  }
+  await proc.exited; // a loser or a failure exits at once: leave no process behind us
+  return line === "busy" ? "busy" : "failed";
+}
+
+function logTail(path: string): string {
+  try {
+    const lines = readFileSync(path, "utf8").trimEnd().split("\n");
+    return lines.slice(-5).join("\n") || `(nothing in ${path})`;
+  } catch {
+    return `(no log at ${path})`;
+  }
+}
+
+/**
+ * Runs `fn` with a daemon session (starting the daemon if needed) and closes it after.
+ * A daemon that cannot be reached or goes away is reported in one line, exit 1.
+ */
+export async function withDaemon(stateDirFlag: unknown, fn: (client: DaemonClient) => Promise<number>): Promise<number> {
+  const { daemonPaths, resolveStateDir } = await import("./daemon-paths.ts");
+  let client: DaemonClient;
+  try {
+    client = await ensureDaemon(daemonPaths(await resolveStateDir(stateDirFlag as string | undefined)));
+  } catch (e) {
+    if ((e as Error).name === "ConfigError") throw e; // exit 2, like every bad configuration
+    process.stderr.write(`agent-shell: ${(e as Error).message}\n`);
+    return 1;
+  }
+  try {
+    return await fn(client);
+  } catch (e) {
+    process.stderr.write(`agent-shell: the daemon connection failed: ${(e as Error).message}\n`);
+    return 1;
+  } finally {
+    await client.close().catch(() => {});
+  }
+}

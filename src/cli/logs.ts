@@ -1,0 +1,161 @@
+import { closeSync, openSync, readSync } from "node:fs";
+import type { ToolResult } from "../tools/errors.ts";
+import type { DaemonClient } from "./daemon-client.ts";
+import { withDaemon } from "./daemon-client.ts";
+import { printJson, reportError, writeAll } from "./report.ts";
+import { COMMON_OPTIONS, intOption, maybeHelp, parseVerbArgs } from "./verb-args.ts";
+
+export const LOGS_HELP = `Usage: agent-shell logs ID [--follow] [--tail N] [--stderr]
+
+Print a background task's output, byte for byte, from its log file. Reading logs does
+not move the task's read cursor (an agent's task_output only_new still sees everything).
+
+Options:
+  -f, --follow       keep printing new output as it arrives; ends when the task ends
+  -n, --tail N       start with the last N lines only
+  --stderr           the task's stderr instead of its stdout
+  --json             print {task_id, status, stdout|stderr, exit_code?} (not with --follow)
+  --state-dir DIR    the daemon's state dir
+
+Examples:
+  agent-shell logs bg-2
+  agent-shell logs --follow --tail 20 bg-2
+  agent-shell logs --stderr bg-2 | grep -i error
+`;
+
+/** Bytes per range read (task_output's max_bytes ceiling). */
+const RANGE = 1_000_000;
+/** Long-poll length; the daemon answers earlier on any news. */
+const POLL_MS = 30_000;
+
+/** `agent-shell logs ID`: the output so far, then (with --follow) each chunk as it arrives. */
+export async function logsCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseVerbArgs("logs", argv, {
+    ...COMMON_OPTIONS,
+    follow: { type: "boolean", short: "f" },
+    tail: { type: "string", short: "n" },
+    stderr: { type: "boolean" },
+    json: { type: "boolean" },
+  });
+  if (maybeHelp(values, LOGS_HELP)) return 0;
+  if (positionals.length !== 1) return reportError("logs: give exactly one task id (see 'agent-shell logs --help')", 2);
+  if (values.json && values.follow) return reportError("logs: --json and --follow cannot be combined", 2);
+  const tail = intOption("logs", "tail", values.tail, 0);
+  const taskId = positionals[0]!;
+  const stream = values.stderr ? "stderr" : "stdout";
+  return withDaemon(values["state-dir"], async (client) => {
+    const reader = new LogReader(client, taskId, stream);
+    const info = await reader.status();
+    if (info.error) return reportError(info);
+    let total = Number(info[`${stream}_total_bytes`] ?? 0);
+    if (values.json) {
+      const r = await client.call("task_output", { task_id: taskId, offset: 0, length: total, stream, max_bytes: RANGE, ...(tail !== undefined ? { tail_lines: tail } : {}) });
+      printJson(r);
+      return r.error ? 1 : 0;
+    }
+    const start = tail === undefined ? 0 : await reader.tailStart(total, tail);
+    await reader.print(start, total);
+    let pos = total;
+    if (!values.follow) return 0;
+    let running = info.status === "running";
+    while (running) {
+      const news = await client.awaitOutput({
+        task_id: taskId,
+        stdout_offset: stream === "stdout" ? pos : Number.MAX_SAFE_INTEGER,
+        stderr_offset: stream === "stderr" ? pos : Number.MAX_SAFE_INTEGER,
+        timeout_ms: POLL_MS,
+      });
+      if (!news.found) return reportError(`Task ${taskId} is gone (it expired or the daemon restarted)`);
+      total = stream === "stdout" ? news.stdout_total : news.stderr_total;
+      if (total > pos) await reader.print(pos, total);
+      pos = Math.max(pos, total);
+      running = news.running;
+    }
+    return 0;
+  });
+}
+
+/** Reads a stream's bytes from its spool file when there is one, else through range reads. */
+class LogReader {
+  private path: string | undefined;
+
+  constructor(
+    private readonly client: DaemonClient,
+    private readonly taskId: string,
+    private readonly stream: "stdout" | "stderr",
+  ) {}
+
+  async status(): Promise<ToolResult> {
+    const r = await this.client.call("task_output", { task_id: this.taskId, offset: 0, length: 0, stream: this.stream });
+    this.path ??= r[`${this.stream}_path`] as string | undefined;
+    return r;
+  }
+
+  /** Copies bytes [start, end) to stdout. */
+  async print(start: number, end: number): Promise<void> {
+    let pos = start;
+    if (this.path) pos += this.copyFromFile(pos, end);
+    while (pos < end) {
+      const len = Math.min(RANGE, end - pos);
+      const r = await this.client.call("task_output", { task_id: this.taskId, offset: pos, length: len, stream: this.stream, max_bytes: RANGE });
+      if (r.error) throw new Error(String(r.error));
+      this.path ??= r[`${this.stream}_path`] as string | undefined;
+      writeAll(1, new TextEncoder().encode(String(r[this.stream] ?? "")));
+      pos += len;
+    }
+  }
+
+  /** Offset where the last `lines` lines begin. */
+  async tailStart(total: number, lines: number): Promise<number> {
+    if (lines === 0) return total;
+    if (!this.path && total > 0) await this.status();
+    if (!this.path) return 0;
+    const fd = openSync(this.path, "r");
+    try {
+      const buf = new Uint8Array(64 * 1024);
+      let end = total;
+      let seen = 0;
+      // A final newline ends the last line; it does not start another one.
+      let skipFinal = true;
+      while (end > 0) {
+        const start = Math.max(0, end - buf.byteLength);
+        const n = readSync(fd, buf, 0, end - start, start);
+        for (let i = n - 1; i >= 0; i--) {
+          if (buf[i] !== 10) {
+            skipFinal = false;
+            continue;
+          }
+          if (skipFinal && start + i === total - 1) continue;
+          if (++seen === lines) return start + i + 1;
+        }
+        end = start;
+      }
+      return 0;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Returns how many bytes it copied (fewer than asked if the file stops short, e.g. at its cap). */
+  private copyFromFile(start: number, end: number): number {
+    let fd: number;
+    try {
+      fd = openSync(this.path!, "r");
+    } catch {
+      return 0;
+    }
+    try {
+      const buf = new Uint8Array(Math.min(1 << 20, Math.max(1, end - start)));
+      let pos = start;
+      while (pos < end) {
+        const n = readSync(fd, buf, 0, Math.min(buf.byteLength, end - pos), pos);
+        if (n <= 0) break;
+        writeAll(1, buf.subarray(0, n));
+        pos += n;
+      }
+      return pos - start;
+    } finally {
+      closeSync(fd);
+    }
+  }
+}

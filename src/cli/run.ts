@@ -1,0 +1,126 @@
+import type { Task } from "../background/task.ts";
+import { ToolHost } from "../host/tool-host.ts";
+import { hostOptions } from "./host-options.ts";
+import { askYesNo } from "./prompt.ts";
+import { exitStatus, reportError, writeAll } from "./report.ts";
+import { Spinner } from "./terminal.ts";
+import { commandLine, envOption, intOption, maybeHelp, parseVerbArgs } from "./verb-args.ts";
+
+export const RUN_HELP = `Usage: agent-shell run [options] -- CMD...
+
+Run a command in the foreground, in this process (no daemon), with its output streamed
+live: stdout to stdout, stderr to stderr. Exits with the command's exit code; 124 when
+--timeout passes, 128+N when signal N ended it, 130 after Ctrl-C (which kills the
+command's whole process group), 125 when it could not run at all.
+One word after -- is a shell command line; several words are quoted and run as they are.
+
+Options:
+  --timeout S        kill the command (and everything it started) after S seconds (default: no limit)
+  --cwd DIR          run in DIR (default: the current directory)
+  --env K=V          add an environment variable (repeatable)
+  --tty              run under a pseudo-terminal (stdout and stderr merged)
+  --allow DIR        also allow DIR as a working directory (repeatable)
+  --yes              run a command that needs confirmation without asking
+  --config FILE      configuration file (default: $XDG_CONFIG_HOME/agent-shell/config.toml)
+  --state-dir DIR    where long output is spooled (default: $AGENT_SHELL_STATE_DIR, $XDG_STATE_HOME/agent-shell)
+
+Examples:
+  agent-shell run -- npm test
+  agent-shell run --timeout 60 -- 'make -j4 && ./run-tests'
+  agent-shell run --env CI=1 --cwd ./web -- npx playwright test
+`;
+
+/** Longest foreground limit when no --timeout is given (setTimeout's ceiling is ~24.8 days). */
+const NO_LIMIT_SECONDS = 2_000_000;
+
+/** `agent-shell run -- CMD...`: foreground, in-process, output streamed as it arrives. */
+export async function runCommand(argv: string[]): Promise<number> {
+  const { values, command } = parseVerbArgs(
+    "run",
+    argv,
+    {
+      timeout: { type: "string" },
+      cwd: { type: "string" },
+      env: { type: "string", multiple: true },
+      tty: { type: "boolean" },
+      allow: { type: "string", multiple: true },
+      yes: { type: "boolean" },
+      config: { type: "string" },
+      "state-dir": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    { commandAfterPositional: true },
+  );
+  if (maybeHelp(values, RUN_HELP)) return 0;
+  const timeout = intOption("run", "timeout", values.timeout, 1);
+  const env = envOption("run", values.env);
+  const line = commandLine("run", command);
+
+  const host = new ToolHost({
+    ...hostOptions({
+      cwd: values.cwd as string | undefined,
+      allow: values.allow as string[] | undefined,
+      config: values.config as string | undefined,
+      "state-dir": values["state-dir"] as string | undefined,
+    }),
+    confirmationPolicy: {
+      kind: "ask",
+      ask: async (cmd) => values.yes === true || (process.stdin.isTTY === true && (await askYesNo(cmd))),
+    },
+  });
+  const interrupted = new AbortController();
+  let signalled: NodeJS.Signals | null = null;
+  const onSignal = (sig: NodeJS.Signals) => {
+    signalled ??= sig;
+    interrupted.abort();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.on("SIGHUP", onSignal);
+  // A terminal user sees a spinner only while a slow command stays silent (and never over a prompt).
+  const spinner = new Spinner(`running ${line}`);
+  try {
+    const result = await host.call(
+      "bash",
+      {
+        command: line,
+        timeout_seconds: timeout ?? NO_LIMIT_SECONDS,
+        ...(Object.keys(env).length ? { env } : {}),
+        ...(values.tty ? { tty: true } : {}),
+      },
+      {
+        signal: interrupted.signal,
+        onTask: (task) => {
+          streamLive(task, spinner);
+          if (task.stdout.total + task.stderr.total === 0) spinner.start(1000);
+        },
+      },
+    );
+    spinner.stop();
+    if (signalled) return signalled === "SIGINT" ? 130 : signalled === "SIGTERM" ? 143 : 129;
+    if (result.error_code === "TIMEOUT") {
+      reportError(`command timed out after ${timeout} s; its process group was killed`);
+      return 124;
+    }
+    if (result.error) return reportError(result, 125);
+    return exitStatus(result);
+  } finally {
+    spinner.stop();
+    await host.close();
+  }
+}
+
+/** Copies a task's output to our stdout/stderr as it arrives (what it already has first). */
+function streamLive(task: Task, spinner: Spinner): void {
+  for (const [stream, fd] of [
+    [task.stdout, 1],
+    [task.stderr, 2],
+  ] as const) {
+    const before = stream.total;
+    if (before > 0) writeAll(fd, stream.read(0, before) ?? new Uint8Array(0));
+    stream.onData((chunk) => {
+      spinner.stop();
+      writeAll(fd, chunk);
+    });
+  }
+}

@@ -1,0 +1,104 @@
+import { resolve } from "node:path";
+import { callConfirmed } from "./confirm.ts";
+import { withDaemon } from "./daemon-client.ts";
+import { printJson, printOut, reportError } from "./report.ts";
+import { commandLine, envOption, intOption, maybeHelp, parseVerbArgs, secondsOption } from "./verb-args.ts";
+
+export const START_HELP = `Usage: agent-shell start [options] -- CMD...
+
+Start a background task in the per-user daemon (started automatically) and print its id
+on stdout (everything else goes to stderr). The task keeps running after this command
+returns; see it with 'ps', read it with 'logs', wait for it with 'wait', stop it with 'kill'.
+With --ready-port or --ready-pattern, return only once it is ready; if it exits or times
+out first, exit non-zero with the end of its output, and nothing is left running.
+
+Options:
+  --name NAME            a service name; while a task of that name runs, its id is printed
+                         again instead of starting a duplicate
+  --restart              with --name: kill the running task of that name and start afresh
+  --ready-port P         ready when TCP port P accepts connections
+  --ready-pattern RE     ready when a line of output matches the regular expression RE
+  --ready-timeout S      give up waiting for readiness after S seconds (default: 60)
+  --tty                  run under a pseudo-terminal
+  --cwd DIR              run in DIR (default: the current directory)
+  --env K=V              add an environment variable (repeatable; the task also gets this shell's environment)
+  --yes                  start a command that needs confirmation without asking
+  --json                 print the whole result as JSON instead of the id
+  --state-dir DIR        the daemon's state dir (default: $AGENT_SHELL_STATE_DIR, $XDG_STATE_HOME/agent-shell)
+
+Examples:
+  agent-shell start --name web --ready-port 8000 -- python3 -m http.server 8000
+  id=$(agent-shell start -- ./long-build.sh) && agent-shell wait "$id"
+  agent-shell start --name api --restart --ready-pattern 'listening on' -- npm run dev
+`;
+
+/** Variables that keep background children from waiting on a pager or a prompt; not forwarded. */
+const NOT_FORWARDED = new Set(["PAGER", "GIT_PAGER", "GIT_TERMINAL_PROMPT"]);
+
+/** `agent-shell start -- CMD...`: a background task in the daemon; prints its id. */
+export async function startCommand(argv: string[]): Promise<number> {
+  const { values, command } = parseVerbArgs(
+    "start",
+    argv,
+    {
+      name: { type: "string" },
+      restart: { type: "boolean" },
+      "ready-port": { type: "string" },
+      "ready-pattern": { type: "string" },
+      "ready-timeout": { type: "string" },
+      tty: { type: "boolean" },
+      cwd: { type: "string" },
+      env: { type: "string", multiple: true },
+      yes: { type: "boolean" },
+      json: { type: "boolean" },
+      "state-dir": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    { commandAfterPositional: true },
+  );
+  if (maybeHelp(values, START_HELP)) return 0;
+  const line = commandLine("start", command);
+  const readyPort = intOption("start", "ready-port", values["ready-port"], 1);
+  const readyTimeout = secondsOption("start", "ready-timeout", values["ready-timeout"]);
+  if (values.restart && !values.name) return reportError("start: --restart needs --name", 2);
+  const name = values.name as string | undefined;
+  const forwarded = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !NOT_FORWARDED.has(k))) as Record<string, string>;
+  const args: Record<string, unknown> = {
+    command: line,
+    run_in_background: true,
+    working_directory: resolve((values.cwd as string | undefined) ?? process.cwd()),
+    env: { ...forwarded, ...envOption("start", values.env) },
+    ...(name !== undefined ? { name } : {}),
+    ...(readyPort !== undefined ? { ready_port: readyPort } : {}),
+    ...(values["ready-pattern"] !== undefined ? { ready_pattern: values["ready-pattern"] } : {}),
+    ...(readyTimeout !== undefined ? { ready_timeout_seconds: Math.max(1, Math.ceil(readyTimeout)) } : {}),
+    ...(values.tty ? { tty: true } : {}),
+  };
+  const waitMs = ((readyTimeout ?? 60) + 60) * 1000;
+  return withDaemon(values["state-dir"], async (client) => {
+    if (values.restart && name !== undefined) {
+      const list = await client.call("task_list", { status: "running" });
+      for (const t of (list.tasks as Array<{ task_id: string; name?: string }>) ?? []) {
+        if (t.name === name) await client.call("kill_shell", { task_id: t.task_id });
+      }
+    }
+    const result = await callConfirmed(client, "bash", args, values.yes === true, waitMs);
+    if (values.json) printJson(result);
+    if (result.error) {
+      if (!values.json) {
+        reportError(result);
+        const ctx = (result.context ?? {}) as Record<string, unknown>;
+        for (const stream of ["stdout", "stderr"] as const) {
+          const text = typeof ctx[stream] === "string" ? (ctx[stream] as string) : "";
+          if (text) process.stderr.write(`--- ${stream} (last lines) ---\n${text.split("\n").slice(-20).join("\n")}${text.endsWith("\n") ? "" : "\n"}`);
+        }
+      }
+      return result.error_code === "TIMEOUT" ? 124 : 1;
+    }
+    if (!values.json) {
+      if (result.already_running) process.stderr.write(`agent-shell: '${name}' is already running as ${result.task_id}\n`);
+      printOut(`${result.task_id}\n`);
+    }
+    return 0;
+  });
+}

@@ -1,0 +1,88 @@
+import { withDaemon } from "./daemon-client.ts";
+import { exitStatus, printJson, reportError } from "./report.ts";
+import { shortDuration, Spinner } from "./terminal.ts";
+import { COMMON_OPTIONS, maybeHelp, parseVerbArgs, secondsOption } from "./verb-args.ts";
+
+export const WAIT_HELP = `Usage: agent-shell wait ID... [--timeout S]
+
+Wait until every given task has ended. Exit 0 if each exited 0; otherwise the exit code of
+the first listed task that did not (128+N if signal N ended it, 1 if it was lost);
+124 if --timeout passes first. Returns the moment the last task ends. On a terminal, a
+spinner shows the elapsed time.
+
+Options:
+  --timeout S        give up after S seconds (fractions allowed; default: wait forever)
+  --json             print the tasks' final status as JSON
+  --state-dir DIR    the daemon's state dir
+
+Examples:
+  agent-shell wait bg-4
+  agent-shell wait --timeout 600 "$build" "$tests" || echo "failed or timed out: $?"
+`;
+
+/** Server-side wait per request; the loop goes on until the tasks end or our own deadline. */
+const CHUNK_SECONDS = 30;
+
+interface Status {
+  task_id: string;
+  status: string;
+  exit_code?: number;
+  signal?: string;
+  duration_ms?: number;
+}
+
+/** `agent-shell wait ID...`: event-driven (the daemon answers the moment the tasks end). */
+export async function waitCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseVerbArgs("wait", argv, { ...COMMON_OPTIONS, timeout: { type: "string" }, json: { type: "boolean" } });
+  if (maybeHelp(values, WAIT_HELP)) return 0;
+  if (positionals.length === 0) return reportError("wait: give one or more task ids (see 'agent-shell wait --help')", 2);
+  const timeout = secondsOption("wait", "timeout", values.timeout);
+  const deadline = timeout === undefined ? Infinity : performance.now() + timeout * 1000;
+  const ids = [...new Set(positionals)];
+  return withDaemon(values["state-dir"], async (client) => {
+    const spinner = new Spinner(`waiting for ${ids.join(" ")}`).start();
+    try {
+      let results: Status[] = [];
+      while (true) {
+        const left = deadline - performance.now();
+        const timedOut = left <= 0;
+        const chunk = timedOut ? 0 : Math.min(CHUNK_SECONDS, Math.ceil(left / 1000));
+        // A range read of zero bytes: status only, and the tasks' read cursors stay where they are.
+        const args = { task_ids: ids, until: "all", wait: chunk > 0, timeout: chunk, offset: 0, length: 0 };
+        const signal = Number.isFinite(left) && left > 0 ? AbortSignal.timeout(left) : undefined;
+        let r;
+        try {
+          r = await client.call("task_output", args, (chunk + 30) * 1000, signal);
+        } catch (e) {
+          if (signal?.aborted) continue; // our deadline: one last status read above
+          throw e;
+        }
+        if (r.error) {
+          spinner.stop();
+          return reportError(r);
+        }
+        results = r.results as Status[];
+        if (results.every((t) => t.status !== "running")) break;
+        if (timedOut) {
+          spinner.stop();
+          if (values.json) printJson({ results, timed_out: true });
+          const running = results.filter((t) => t.status === "running").map((t) => t.task_id);
+          reportError(`wait: timed out after ${timeout} s; still running: ${running.join(" ")}`);
+          return 124;
+        }
+      }
+      spinner.stop();
+      if (values.json) printJson({ results, timed_out: false });
+      else if (process.stderr.isTTY) {
+        for (const t of results) {
+          const how = t.signal ?? `exit ${t.exit_code ?? "?"}`;
+          process.stderr.write(`${t.task_id} ${t.status} (${how}) after ${shortDuration(t.duration_ms ?? 0)}\n`);
+        }
+      }
+      const failed = results.find((t) => t.status === "lost" || t.exit_code !== 0);
+      return failed ? exitStatus(failed) : 0;
+    } finally {
+      spinner.stop();
+    }
+  });
+}

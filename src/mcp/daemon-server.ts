@@ -1,0 +1,85 @@
+import { chmodSync, rmSync } from "node:fs";
+import { createServer, type Socket } from "node:net";
+import type { ToolHost } from "../host/tool-host.ts";
+import { AwaitOutputRequestSchema, awaitOutput } from "./await-output.ts";
+import { createMcpServer } from "./server.ts";
+import { SocketTransport } from "./socket-transport.ts";
+
+export interface DaemonServerOptions {
+  /** Unix socket path to listen on (created 0600; any stale file there is replaced). */
+  socketPath: string;
+  /** Exit after this long with no client connected and no running task. */
+  idleMs: number;
+  /** Called once listening (e.g. to tell the starting CLI). */
+  onListening?: () => void;
+  /** Runs just before the process exits (e.g. release the start lock). */
+  onExit?: () => void;
+}
+
+/**
+ * The per-user daemon: the same MCP server as `agent-shell mcp`, one session per
+ * connection on a unix socket, over one ToolHost shared by every connection, so tasks
+ * and ids outlive the CLI invocations that started them.
+ */
+export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Promise<never> {
+  const connections = new Set<Socket>();
+  let idleTimer: ReturnType<typeof setTimeout> | null = null;
+  let exiting = false;
+
+  const hasRunningTasks = () => host.registry.list().some((t) => t.running);
+  const armIdle = () => {
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = null;
+    if (exiting || connections.size > 0 || hasRunningTasks()) return;
+    idleTimer = setTimeout(() => {
+      if (connections.size === 0 && !hasRunningTasks()) void exit();
+    }, Math.min(opts.idleMs, 2 ** 31 - 1)); // setTimeout's ceiling (~24.8 days)
+  };
+
+  const listener = createServer((socket) => {
+    connections.add(socket);
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = null;
+    const server = createMcpServer(host);
+    server.setRequestHandler(AwaitOutputRequestSchema, (request, extra) => awaitOutput(host.registry, request.params, extra.signal));
+    socket.on("close", () => {
+      connections.delete(socket);
+      void server.close().catch(() => {});
+      armIdle();
+    });
+    void server.connect(new SocketTransport(socket)).catch(() => socket.destroy());
+  });
+  host.registry.onTaskEnd(() => armIdle());
+
+  const exit = async () => {
+    if (exiting) return;
+    exiting = true;
+    if (idleTimer) clearTimeout(idleTimer);
+    // Stop accepting first, so no new client reaches a daemon that is going away.
+    listener.close();
+    rmSync(opts.socketPath, { force: true });
+    await host.close();
+    // Release the start lock before the clients see their connection close.
+    opts.onExit?.();
+    for (const s of connections) s.destroy();
+    process.exit(0);
+  };
+  process.on("SIGTERM", exit);
+  process.on("SIGINT", exit);
+  process.on("SIGHUP", exit);
+
+  rmSync(opts.socketPath, { force: true });
+  const oldMask = process.umask(0o177); // the socket is born 0600: no window where others can connect
+  try {
+    await new Promise<void>((resolve, reject) => {
+      listener.once("error", reject);
+      listener.listen(opts.socketPath, () => resolve());
+    });
+  } finally {
+    process.umask(oldMask);
+  }
+  chmodSync(opts.socketPath, 0o600);
+  armIdle();
+  opts.onListening?.();
+  return new Promise<never>(() => {});
+}
