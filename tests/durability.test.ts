@@ -1,10 +1,13 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY, startServer, waitForExit } from "./helpers/mcp.ts";
 import { processes, processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+
+// Real processes and servers: more than bun's 5 s default.
+setDefaultTimeout(60_000);
 
 const freshDir = (prefix: string) => realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 

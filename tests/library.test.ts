@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 // The package's own name: what a harness writes after `bun add agent-shell`.
 import { type AgentShellHost, createToolHost } from "agent-shell";
 import { waitNoProcess, uniqueSleep } from "./helpers/procs.ts";
+
+// Real processes and servers: more than bun's 5 s default.
+setDefaultTimeout(60_000);
 
 let dir: string;
 let host: AgentShellHost;

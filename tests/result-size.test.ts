@@ -1,5 +1,8 @@
-import { expect, test } from "bun:test";
+import { expect, test, setDefaultTimeout } from "bun:test";
 import { startServer } from "./helpers/mcp.ts";
+
+// Real processes and servers: more than bun's 5 s default.
+setDefaultTimeout(60_000);
 
 test("no single result is larger than about 2.5 MB, even for output that JSON-escapes six-fold", async () => {
   const s = await startServer();

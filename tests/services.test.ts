@@ -1,7 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { ProgressNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { type McpSession, startServer } from "./helpers/mcp.ts";
 import { uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+
+// Real processes and servers: more than bun's 5 s default.
+setDefaultTimeout(60_000);
 
 let s: McpSession;
 beforeAll(async () => {

@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type McpSession, startServer } from "./helpers/mcp.ts";
 import { uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+
+// Real processes and servers: more than bun's 5 s default.
+setDefaultTimeout(60_000);
 
 const AGENTS = resolve(import.meta.dir, "fixtures/agents");
 let bin: string;
