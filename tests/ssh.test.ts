@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,9 @@ import { freePort, type Sshd, startSshd } from "./helpers/sshd.ts";
  * temporary host key and authorized key. The "remote" host is this machine, so remote
  * processes are checked with ps here.
  */
+
+// Real sshd, real connections, on 2 cores shared with other jobs: more than bun's 5 s default.
+setDefaultTimeout(30_000);
 
 let sshd: Sshd;
 let server: McpSession;
