@@ -113,21 +113,26 @@ export class ChannelHandle implements ProcessHandle {
     const { channel, exit } = await conn.exec(script, {
       pty: opts.tty ? { cols: opts.tty.cols, rows: opts.tty.rows, term: opts.tty.term } : undefined,
     });
-    const keepOpen = opts.stdin === "pipe" || !!opts.tty;
-    const handle = new ChannelHandle(conn, channel, exit, !!opts.tty, keepOpen || opts.stdin !== null, opts.cwd);
-    if (opts.stdin !== null && opts.stdin !== "pipe") {
-      await handle.write(opts.stdin.text);
-      handle.closeStdin();
-    } else if (opts.stdin === null && !opts.tty) {
-      channel.end(); // end-of-file at once, like /dev/null
-    }
+    const tty = !!opts.tty;
+    const handle = new ChannelHandle(conn, channel, exit, tty, true, opts.cwd);
     try {
       await handle.started;
     } catch (e) {
       handle.dispose();
       throw e;
     }
-    conn.track(handle.pgid);
+    if (!tty) {
+      // The command waits for this go-ahead (scripts.ts): by then the remote watchdog knows
+      // its group, so no drop can leave it running. (A tty session dies with its terminal.)
+      await conn.track(handle.pgid);
+      await handle.write("go\n");
+    }
+    if (opts.stdin !== null && opts.stdin !== "pipe") {
+      await handle.write(opts.stdin.text);
+      handle.closeStdin();
+    } else if (opts.stdin === null && !tty) {
+      handle.closeStdin(); // end-of-file at once, like /dev/null
+    }
     return handle;
   }
 
@@ -197,7 +202,7 @@ export class ChannelHandle implements ProcessHandle {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    if (this.pgidValue) this.conn.untrack(this.pgidValue);
+    if (this.pgidValue && !this.tty) this.conn.untrack(this.pgidValue);
     this.endStreams();
     try {
       this.channel.close();

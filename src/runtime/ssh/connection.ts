@@ -200,10 +200,12 @@ export class SshConnection {
   }
 
   /** The remote watchdog: terminate group `pgid` if this connection goes away before `untrack`. */
-  track(pgid: number): void {
-    void this.controlShell()
-      .then((s) => s.track(pgid))
-      .catch(() => {});
+  async track(pgid: number): Promise<void> {
+    try {
+      await (await this.controlShell()).track(pgid);
+    } catch {
+      /* no control shell: the command still runs, only without the drop guarantee */
+    }
   }
 
   untrack(pgid: number): void {

@@ -49,7 +49,7 @@ export class SshRuntime implements Runtime {
       }
       return new DurableHandle(conn, name, Number(m[1]));
     }
-    const script = build(() => directScript(spec.command, spec.cwd, spec.env));
+    const script = build(() => directScript(spec.command, spec.cwd, spec.env, spec.tty !== undefined));
     return ChannelHandle.open(conn, script, {
       tty: spec.tty ? { ...spec.tty, term: spec.env.TERM ?? "xterm-256color" } : undefined,
       stdin: spec.stdin,

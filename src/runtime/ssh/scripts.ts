@@ -23,12 +23,16 @@ export function taskDir(name: string): string {
  * `--norc`: bash sources ~/.bashrc when it believes sshd started it, and `exec` lowers
  * SHLVL so the inner bash would believe it too (rc output would mix into the command's);
  * the login shell has already run the rc files and exported their environment.
+ * Without a tty the command first waits for a `go` line on stdin: agent-shell sends it once
+ * the control shell tracks the group (`read` takes bytes one at a time from a pipe, so the
+ * command's own stdin starts right after it).
  */
-export function directScript(command: string, cwd: string, env: Record<string, string>): string {
+export function directScript(command: string, cwd: string, env: Record<string, string>, tty: boolean): string {
   return [
     `cd -- ${remoteDir(cwd)} 2>/dev/null || { echo C; exit 126; }`,
     exportEnv(env),
     `echo "P$$"`,
+    ...(tty ? [] : [`IFS= read -r agent_go || exit 125`]),
     `exec bash --norc -c ${shq(command)}`,
   ].join("\n");
 }
