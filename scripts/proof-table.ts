@@ -31,20 +31,21 @@ const rows: Row[] = [];
 const failures: string[] = [];
 for (const file of files) {
   const t0 = performance.now();
-  const proc = Bun.spawn(["bun", "test", "--timeout", "900000", join("tests/proof", file)], {
+  // One stream (2>&1) so each PROOF line is followed by the (pass)/(fail) line of its own test.
+  const proc = Bun.spawn(["bash", "-c", 'exec bun test --timeout 900000 "$1" 2>&1', "proof", join("tests/proof", file)], {
     cwd: root,
     env: process.env,
     stdout: "pipe",
-    stderr: "pipe",
   });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  const text = out + "\n" + err;
+  const [text, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
   const secs = ((performance.now() - t0) / 1000).toFixed(1);
   console.error(`${file}: exit ${code} in ${secs} s`);
   if (code !== 0) failures.push(`${file}: ${[...text.matchAll(/^\(fail\) .*$/gm)].map((m) => m[0]).join("; ")}`);
   for (const m of text.matchAll(/^PROOF ([\w-]+): (tried=\d+ crashes=\d+ hangs=\d+ orphans=\d+ bytes_lost=\d+)(.*)$/gm)) {
     const counts = Object.fromEntries(m[2]!.split(" ").map((kv) => kv.split("=") as [string, string]));
-    rows.push({ name: m[1]!, file, counts, extra: m[3]!.trim(), passed: code === 0 });
+    // The verdict of the test that printed the line: the next (pass)/(fail) after it, else the file's.
+    const verdict = /^\((pass|fail)\)/m.exec(text.slice(m.index! + m[0].length));
+    rows.push({ name: m[1]!, file, counts, extra: m[3]!.trim(), passed: verdict ? verdict[1] === "pass" : code === 0 });
     console.log(m[0]);
   }
 }

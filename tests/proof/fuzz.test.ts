@@ -405,7 +405,8 @@ describe("targeted inputs the generator only hits by chance", () => {
         const r = await s.call("bash", args, 20_000);
         seen.push(`${field}: ${r.error_code}${String(r.error).includes(field) ? "" : " (field not named)"}`);
       }
-      console.log("NUL bytes: " + seen.join("; "));
+      const wrong = seen.filter((x, i) => x !== `${cases[i]![0]}: INVALID_ARGUMENT`);
+      proofLine("nul-bytes", { tried: cases.length + 1, crashes: s.alive ? 0 : 1, hangs: 0, orphans: 0, bytes_lost: 0 }, `not_invalid_argument=${wrong.length} (${seen.join("; ")})`);
       expect(seen).toEqual(cases.map(([field]) => `${field}: INVALID_ARGUMENT`));
       // description is only echoed: NUL is fine there, the command runs
       const ok = await s.call("bash", { command: "echo ok", description: "a\u0000b" });
@@ -427,11 +428,32 @@ describe("targeted inputs the generator only hits by chance", () => {
       await Bun.sleep(200);
       const t0 = Date.now();
       const ping = await s.request(s.id(), "ping", undefined, 5_000);
-      console.log(`ping during a pathological filter: ${ping ? `${Date.now() - t0} ms` : "no answer within 5000 ms"}`);
+      proofLine("regex-stall", { tried: 1, crashes: 0, hangs: ping ? 0 : 1, orphans: 0, bytes_lost: 0 }, `ping_during_filter=${ping ? `${Date.now() - t0}ms` : "none-within-5000ms"}`);
       expect(ping).not.toBeNull();
       void slow;
     } finally {
       // A server stuck in a regex cannot shut down cleanly: close() falls back to SIGKILL.
+      await s.close(3000);
+    }
+  }, 60_000);
+
+  test("a catastrophic-backtracking notify_pattern does not stall the server", async () => {
+    const s = new RawSession();
+    try {
+      await s.initialize();
+      // The watch tests every output line as it arrives, inside the server.
+      const bg = await s.call("bash", {
+        command: "sleep 0.3; for i in $(seq 1 20); do printf 'a%.0s' $(seq 1 40); echo '!'; done; sleep 30",
+        run_in_background: true,
+        notify_pattern: "^(a+)+$",
+      });
+      expect(bg.task_id).toBeDefined();
+      await Bun.sleep(1000);
+      const t0 = Date.now();
+      const ping = await s.request(s.id(), "ping", undefined, 5_000);
+      proofLine("regex-stall-watch", { tried: 1, crashes: 0, hangs: ping ? 0 : 1, orphans: 0, bytes_lost: 0 }, `ping_during_watch=${ping ? `${Date.now() - t0}ms` : "none-within-5000ms"}`);
+      expect(ping).not.toBeNull();
+    } finally {
       await s.close(3000);
     }
   }, 60_000);
