@@ -25,6 +25,8 @@ interface Row {
   counts: Record<string, string>;
   extra: string;
   passed: boolean;
+  /** The test that printed the row, when it is one test of several in the file. */
+  test?: string;
 }
 
 const rows: Row[] = [];
@@ -44,8 +46,9 @@ for (const file of files) {
   for (const m of text.matchAll(/^PROOF ([\w-]+): (tried=\d+ crashes=\d+ hangs=\d+ orphans=\d+ bytes_lost=\d+)(.*)$/gm)) {
     const counts = Object.fromEntries(m[2]!.split(" ").map((kv) => kv.split("=") as [string, string]));
     // The verdict of the test that printed the line: the next (pass)/(fail) after it, else the file's.
-    const verdict = /^\((pass|fail)\)/m.exec(text.slice(m.index! + m[0].length));
-    rows.push({ name: m[1]!, file, counts, extra: m[3]!.trim(), passed: verdict ? verdict[1] === "pass" : code === 0 });
+    const verdict = /^\((pass|fail)\) (.*?)(?: \[[\d.]+m?s\])?$/m.exec(text.slice(m.index! + m[0].length));
+    const test = verdict?.[2]?.split(" > ").pop();
+    rows.push({ name: m[1]!, file, counts, extra: m[3]!.trim(), passed: verdict ? verdict[1] === "pass" : code === 0, test });
     console.log(m[0]);
   }
 }
@@ -59,7 +62,9 @@ function reproduce(r: Row): string {
   const seed = /seed=(\d+)/.exec(r.extra)?.[1];
   if (seed) env.push(`PROOF_SEED=${seed}`);
   if (heavy) env.push("PROOF_HEAVY=1");
-  return `\`${[...env, "bun test", `tests/proof/${r.file}`].join(" ")}\``;
+  // -t takes a regex: escape it, then quote it for the shell.
+  const filter = r.test ? ` -t '${r.test.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replaceAll("'", "'\\''")}'` : "";
+  return `\`${[...env, "bun test", `tests/proof/${r.file}`].join(" ")}${filter}\``;
 }
 
 const lines = [
