@@ -16,6 +16,12 @@ const MARK = "AGENT_SHELL_PROOF_FAULT";
 /** SPEC §5: every group gone within 2 s of a SIGKILL; 1 s more for a busy 2-core machine. */
 const ORPHAN_GRACE_MS = 3000;
 
+/** mount/umount need root: run directly as root, else through passwordless sudo (as scripts/ensure-system-deps.sh does). */
+function asRoot(argv: string[]): void {
+  if (process.getuid?.() === 0) execFileSync(argv[0]!, argv.slice(1));
+  else execFileSync("sudo", ["-n", ...argv]);
+}
+
 describe("faults", () => {
   test(
     `SIGKILL of the server at random moments, ${ROUNDS} rounds: no orphan ever`,
@@ -80,12 +86,12 @@ describe("faults", () => {
     let s: RawSession | undefined;
     afterAll(async () => {
       if (s?.alive) await s.close();
-      if (mounted) execFileSync("umount", [mnt]);
+      if (mounted) asRoot(["umount", mnt]);
       rmSync(mnt, { recursive: true, force: true });
     });
 
     test("tasks go on and spool_error is reported in task_output and task_list", async () => {
-      execFileSync("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt]);
+      asRoot(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt]);
       mounted = true;
       const stateDir = join(mnt, "state");
       mkdirSync(stateDir);
