@@ -289,7 +289,34 @@ function genCase(tools: Map<string, Schema>): Case {
     return { kind: `missing-or-extra:${tool}`, line: rpc(id, "tools/call", { name: tool, arguments: args }), key, expect: "answer", check: (x) => checkToolResult(x) };
   }
   const args = validArgs(tool);
-  return { kind: `valid:${tool}`, line: rpc(id, "tools/call", { name: tool, arguments: args }), key, expect: "answer", check: (x) => checkToolResult(x) };
+  return {
+    kind: `valid:${tool}`,
+    line: rpc(id, "tools/call", { name: tool, arguments: args }),
+    key,
+    expect: "answer",
+    check: (x) => checkToolResult(x) ?? (tool === "bash" ? checkBytes(x, args) : null),
+  };
+}
+
+/** Bytes that went missing or changed in the fuzz's byte-checked commands (printf, cat, wc -c of stdin). */
+let bytesLost = 0;
+// Lone surrogates become U+FFFD; a leading BOM must be kept (TextDecoder drops it by default).
+const utf8 = (t: string) => new TextDecoder("utf-8", { ignoreBOM: true }).decode(new TextEncoder().encode(t));
+
+/** For commands whose output is known from their arguments, every byte must come back. */
+function checkBytes(x: RawResponse, args: Record<string, unknown>): string | null {
+  const sc = x.result?.structuredContent;
+  if (!sc || sc.error || sc.exit_code !== 0) return null; // errors are judged by checkToolResult
+  const command = String(args.command);
+  let want: string | null = null;
+  if (command === "wc -c") want = `${Buffer.byteLength(utf8(String(args.stdin)))}\n`;
+  else if (command === "cat" && Buffer.byteLength(String(args.stdin)) <= 50_000) want = utf8(String(args.stdin));
+  else if (/^printf %s '/.test(command) && args.run_in_background !== true) {
+    want = utf8(command.slice("printf %s ".length).slice(1, -1).replaceAll("'\\''", "'"));
+  }
+  if (want === null || sc.stdout === want) return null;
+  bytesLost += Math.abs(Buffer.byteLength(want) - Buffer.byteLength(String(sc.stdout))) || 1;
+  return `output differs: want ${JSON.stringify(want).slice(0, 80)}, got ${JSON.stringify(sc.stdout).slice(0, 80)}`;
 }
 
 /** A value the field's schema still accepts (e.g. "" for a free-text string) need not fail; anything else must. */
@@ -371,7 +398,7 @@ describe("protocol fuzz", () => {
       const left = await waitNoEnvProcess(MARK, markValue, 5000);
       proofLine(
         "fuzz",
-        { tried: COUNT, crashes: crashed ? 1 : 0, hangs, orphans: left.length, bytes_lost: 0 },
+        { tried: COUNT, crashes: crashed ? 1 : 0, hangs, orphans: left.length, bytes_lost: bytesLost },
         `seed=${seed} owed=${owed} answered=${answered} problems=${problems.length} answers_to_non_requests=${invalidIdAnswers} junk_stdout=${s.junk.length} families=${JSON.stringify(counts)}`,
       );
       if (problems.length) console.log("first problems:\n  " + problems.slice(0, 25).join("\n  "));
@@ -382,6 +409,7 @@ describe("protocol fuzz", () => {
       expect(duplicates).toEqual([]);
       expect(s.junk).toEqual([]);
       expect(problems).toEqual([]);
+      expect(bytesLost).toBe(0);
       expect(code).toBe(0);
       expect(left).toEqual([]);
     },
