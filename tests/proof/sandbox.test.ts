@@ -136,8 +136,28 @@ describe("working_directory escapes", () => {
     // child's chdir are separate steps, so this is a time-of-check/time-of-use race.
     const swap = join(root, "swap");
     mkdirSync(swap);
+    // Plain syscalls in a loop (python3, one of the suite's system deps): flips every few µs, so the
+    // window between the server's check and the child's chdir is hit often enough to measure.
     const racer = Bun.spawn(
-      ["bash", "-c", `cd ${JSON.stringify(root)}; while :; do mv -T swap swap.real 2>/dev/null; ln -s ${JSON.stringify(outside)} swap 2>/dev/null; rm -f swap; mv -T swap.real swap 2>/dev/null; done`],
+      [
+        "python3",
+        "-c",
+        [
+          "import os, sys",
+          "os.chdir(sys.argv[1])",
+          "while True:",
+          "    try: os.rename('swap', 'swap.real')",
+          "    except OSError: pass",
+          "    try: os.symlink(sys.argv[2], 'swap')",
+          "    except OSError: pass",
+          "    try: os.unlink('swap')",
+          "    except OSError: pass",
+          "    try: os.rename('swap.real', 'swap')",
+          "    except OSError: pass",
+        ].join("\n"),
+        root,
+        outside,
+      ],
       { stdout: "ignore", stderr: "ignore" },
     );
     const tally: Record<string, number> = {};
