@@ -1,7 +1,8 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { signalGroup } from "../runtime/process-group.ts";
+import { OWNER_MARKER, OWNER_TOKEN } from "../runtime/env.ts";
+import { killMarked, signalGroup } from "../runtime/process-group.ts";
 import { type FileLock, tryLock } from "../runtime/file-lock.ts";
 import { bootId, readMetas } from "./task-meta.ts";
 
@@ -30,7 +31,10 @@ export class OwnerFolder {
     readonly persistent: boolean,
     private readonly lock: FileLock,
   ) {
-    writeFileSync(join(dir, "owner.json"), JSON.stringify({ pid: process.pid, boot_id: bootId(), started_at: new Date().toISOString() }));
+    writeFileSync(
+      join(dir, "owner.json"),
+      JSON.stringify({ pid: process.pid, token: OWNER_TOKEN, boot_id: bootId(), started_at: new Date().toISOString() }),
+    );
   }
 
   static open(stateDir: string, persistent: boolean): OwnerFolder {
@@ -86,12 +90,16 @@ export class OwnerFolder {
   }
 }
 
-function ownerPid(dir: string): number | null {
+function ownerInfo(dir: string): { pid?: number; token?: string; boot_id?: string } {
   try {
-    return JSON.parse(readFileSync(join(dir, "owner.json"), "utf8")).pid ?? null;
+    return JSON.parse(readFileSync(join(dir, "owner.json"), "utf8"));
   } catch {
-    return null;
+    return {};
   }
+}
+
+function ownerPid(dir: string): number | null {
+  return ownerInfo(dir).pid ?? null;
 }
 
 /**
@@ -119,6 +127,8 @@ export function sweepDeadOwners(stateDir: string): void {
       // A remote task's pgid is a process on its SSH host, not here.
       if (meta.status === "running" && meta.pgid && !meta.host && meta.boot_id === bootId()) signalGroup(meta.pgid, "SIGKILL");
     }
+    const owner = ownerInfo(dir);
+    if (owner.token && owner.boot_id === bootId()) killMarked(OWNER_MARKER, owner.token);
     rmSync(dir, { recursive: true, force: true });
     lock.release();
   }

@@ -1,3 +1,4 @@
+import { OWNER_MARKER } from "../runtime/env.ts";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { basename } from "node:path";
@@ -104,6 +105,12 @@ export function selfCommand(): string[] {
   return /^bun(\.exe)?$/.test(basename(process.execPath)) ? [process.execPath, Bun.main] : [process.execPath];
 }
 
+function withoutOwnerMarker(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && k !== OWNER_MARKER) out[k] = v;
+  return out;
+}
+
 /** Spawns `daemon serve` detached; resolves with its first line: ready, busy (lost the race) or failed. */
 export async function spawnDaemon(paths: DaemonPaths, extra: string[] = []): Promise<"ready" | "busy" | "failed"> {
   const log = openSync(paths.log, "a", 0o600);
@@ -115,6 +122,9 @@ export async function spawnDaemon(paths: DaemonPaths, extra: string[] = []): Pro
       stdout: "pipe",
       stderr: log,
       detached: true,
+      // A per-user service, not a child of whatever agent-shell ran this CLI: drop the owner
+      // marker so that host's watchdog does not take the daemon down with it.
+      env: withoutOwnerMarker(process.env),
     });
   } finally {
     closeSync(log);

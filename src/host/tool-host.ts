@@ -9,6 +9,7 @@ import { defaultStateDir, OwnerFolder } from "../background/state-dir.ts";
 import { type Config, ConfigSchema } from "../config/schema.ts";
 import { LocalPipesRuntime } from "../runtime/local-pipes.ts";
 import { SshHosts } from "../runtime/ssh/runtime.ts";
+import { watchdog } from "../runtime/watchdog.ts";
 import { PendingConfirmations } from "../safety/confirmations.ts";
 import { canonicalRoot } from "../safety/paths.ts";
 import { capResultSize } from "./result-size.ts";
@@ -63,6 +64,7 @@ export class ToolHost {
     this.config = ConfigSchema.parse(options.config ?? {});
     this.cwd = realpathSync(resolve(options.cwd ?? process.cwd()));
     const allowedRoots = [this.cwd, ...this.config.allowed_paths.map((p) => canonicalRoot(resolve(this.cwd, expandHome(p))))];
+    watchdog(); // up before the first child, so no spawn is ever unwatched
     this.owner = OwnerFolder.open(this.config.state_dir ?? defaultStateDir(), options.persist === true);
     this.registry = new Registry({
       taskTtlMs: this.config.task_ttl_seconds * 1000,

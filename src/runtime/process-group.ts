@@ -87,3 +87,18 @@ export function signalGroup(leader: number, signal: NodeJS.Signals): void {
     }
   }
 }
+
+/** SIGKILLs every process whose environment carries `NAME=value` (the owner marker). */
+export function killMarked(name: string, value: string): void {
+  const needle = Buffer.from(`\0${name}=${value}\0`);
+  for (const entry of readdirSync("/proc")) {
+    const c = entry.charCodeAt(0);
+    if (c < 48 || c > 57 || Number(entry) === process.pid) continue;
+    try {
+      const environ = Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${entry}/environ`), Buffer.from([0])]);
+      if (environ.includes(needle)) process.kill(Number(entry), "SIGKILL");
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+}

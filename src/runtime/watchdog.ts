@@ -1,27 +1,35 @@
+import { closeSync, writeSync } from "node:fs";
+import { OWNER_TOKEN } from "./env.ts";
+import { createPipe } from "./pipes.ts";
 /**
  * Guarantees no orphans when the host process dies without cleaning up (SIGKILL, crash).
  * One small bash process per host, in its own session, reads `add <id>` / `del <id>` lines
  * on a pipe from the host. Children never inherit that pipe, so it reaches EOF exactly
- * when the host dies; the watchdog then SIGKILLs every process group it was told about and
- * every process in those sessions (a PTY shell puts its jobs in groups of their own).
+ * when the host dies; the watchdog then SIGKILLs every process group it was told about,
+ * every process in those sessions (a PTY shell puts its jobs in groups of their own), and
+ * every process carrying this host's AGENT_SHELL_OWNER token in its environment.
  */
 const SCRIPT = [
+  'token="$1"',
   "declare -A ids",
   "while IFS=' ' read -r op id; do",
-  "  case \"$op\" in",
+  '  case "$op" in',
   "    add) ids[$id]=1 ;;",
-  "    del) unset \"ids[$id]\" ;;",
+  '    del) unset "ids[$id]" ;;',
   "  esac",
   "done",
-  "[ \"${#ids[@]}\" -eq 0 ] && exit 0",
-  "for id in \"${!ids[@]}\"; do kill -KILL -- \"-$id\" 2>/dev/null; done",
+  'for id in "${!ids[@]}"; do kill -KILL -- "-$id" 2>/dev/null; done',
   "for stat in /proc/[0-9]*/stat; do",
-  "  read -r line < \"$stat\" 2>/dev/null || continue",
+  '  read -r line < "$stat" 2>/dev/null || continue',
   "  rest=${line##*) }",
   "  set -- $rest",
-  "  if [ -n \"${ids[$3]:-}\" ] || [ -n \"${ids[$4]:-}\" ]; then",
-  "    pid=${stat#/proc/}; kill -KILL \"${pid%/stat}\" 2>/dev/null",
-  "  fi",
+  '  pid=${stat#/proc/}; pid=${pid%/stat}',
+  '  [ "$pid" = "$$" ] && continue',
+  '  if [ -n "${ids[$3]:-}" ] || [ -n "${ids[$4]:-}" ]; then kill -KILL "$pid" 2>/dev/null; continue; fi',
+  // Children marked with this host's token, wherever they moved (setsid, a spawn not yet tracked).
+  '  while IFS= read -r -d "" var; do',
+  '    [ "$var" = "AGENT_SHELL_OWNER=$token" ] && { kill -KILL "$pid" 2>/dev/null; break; }',
+  '  done < "/proc/$pid/environ" 2>/dev/null',
   "done",
   "exit 0",
 ].join("\n");
@@ -41,18 +49,21 @@ export function watchdog(): Watchdog {
 }
 
 function startWatchdog(): Watchdog {
-  const proc = Bun.spawn(["bash", "--noprofile", "--norc", "-c", SCRIPT, "agent-shell-watchdog"], {
-    stdin: "pipe",
+  // A real pipe written synchronously: an `add` is in the kernel before track() returns,
+  // so a SIGKILL right after a spawn cannot lose it in a userspace buffer.
+  const [readFd, writeFd] = createPipe();
+  const proc = Bun.spawn(["bash", "--noprofile", "--norc", "-c", SCRIPT, "agent-shell-watchdog", OWNER_TOKEN], {
+    stdin: readFd,
     stdout: "ignore",
     stderr: "ignore",
     detached: true,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" },
   });
+  closeSync(readFd);
   proc.unref();
   const send = (text: string) => {
     try {
-      proc.stdin.write(text);
-      proc.stdin.flush();
+      writeSync(writeFd, text);
     } catch {
       /* the watchdog died: nothing more we can do from here */
     }
