@@ -136,7 +136,7 @@ describe("foreground on a remote host", () => {
   });
 
   test("stdin text reaches remote commands byte-for-byte, foreground and background", async () => {
-    const text = "line 1\nit's $HOME \\ \"q\"\nno newline at end";
+    const text = "line 1\nit's $HOME \\ \"q\" 100% \u0000 nul é\t\nno newline at end";
     const fg = await server.call("bash", { command: "cat", host: "box", stdin: text });
     expect(fg.stdout).toBe(text);
     const bg = await server.call("bash", { command: "cat", host: "box", stdin: text, run_in_background: true });
@@ -145,6 +145,10 @@ describe("foreground on a remote host", () => {
     // Without stdin, a remote command reads end-of-file at once (like /dev/null).
     const none = await server.call("bash", { command: "cat; echo eof", host: "box", timeout_seconds: 10 });
     expect(none.stdout).toBe("eof\n");
+    // A NUL cannot reach a remote shell inside the command: refused, naming the field.
+    const nul = await server.call("bash", { command: "echo a\u0000b", host: "box" });
+    expect(nul.error_code).toBe("INVALID_ARGUMENT");
+    expect(nul.error).toContain("command");
   }, 30_000);
 
   test("a remote rc file that prints text does not leak into the output", async () => {

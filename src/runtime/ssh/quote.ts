@@ -30,3 +30,16 @@ export function remoteDir(dir: string): string {
   if (dir.startsWith("~/")) return `"$HOME"/${shq(dir.slice(2))}`;
   return shq(dir);
 }
+
+/**
+ * A printf format that prints exactly `text`'s UTF-8 bytes (NUL included), for data that
+ * has to travel inside a script: everything but plain printable ASCII becomes `\ddd`.
+ */
+export function printfExact(text: string): string {
+  let out = "";
+  for (const b of Buffer.from(text, "utf8")) {
+    const plain = b >= 0x20 && b < 0x7f && b !== 0x25 /* % */ && b !== 0x5c /* \ */ && b !== 0x27; /* ' */
+    out += plain ? String.fromCharCode(b) : `\\${b.toString(8).padStart(3, "0")}`;
+  }
+  return `'${out}'`;
+}

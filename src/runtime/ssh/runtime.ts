@@ -37,7 +37,7 @@ export class SshRuntime implements Runtime {
     if (spec.durable && !spec.tty && spec.stdin !== "pipe") {
       const name = `${OWNER_TAG}-${++remoteTaskCount}`;
       const stdin = spec.stdin === null ? null : spec.stdin.text;
-      const script = build(() => launchScript(name, spec.command, spec.cwd, spec.env, stdin));
+      const script = build(() => launchScript(name, spec.command, spec.cwd, spec.env, stdin), spec);
       const { code, out } = await conn.run(script, 30_000);
       const line = out.trim().split("\n").pop() ?? "";
       if (line === "C") throw notFound(conn, spec.cwd);
@@ -49,7 +49,7 @@ export class SshRuntime implements Runtime {
       }
       return new DurableHandle(conn, name, Number(m[1]));
     }
-    const script = build(() => directScript(spec.command, spec.cwd, spec.env, spec.tty !== undefined));
+    const script = build(() => directScript(spec.command, spec.cwd, spec.env, spec.tty !== undefined), spec);
     return ChannelHandle.open(conn, script, {
       tty: spec.tty ? { ...spec.tty, term: spec.env.TERM ?? "xterm-256color" } : undefined,
       stdin: spec.stdin,
@@ -68,7 +68,16 @@ export async function remotePortOpen(conn: SshConnection, port: number): Promise
   }
 }
 
-function build(make: () => string): string {
+function build(make: () => string, spec: SpawnSpec): string {
+  // A NUL cannot travel in a shell word (the remote shell would cut the text there).
+  const nul = spec.command.includes("\0")
+    ? "command"
+    : spec.cwd.includes("\0")
+      ? "working_directory"
+      : Object.entries(spec.env).some(([k, v]) => k.includes("\0") || v.includes("\0"))
+        ? "env"
+        : null;
+  if (nul) throw new SshError("INVALID_ARGUMENT", `Invalid arguments for bash: ${nul}: contains a NUL byte, which a remote shell cannot receive`);
   try {
     return make();
   } catch (e) {

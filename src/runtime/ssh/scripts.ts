@@ -1,4 +1,4 @@
-import { exportEnv, remoteDir, shq } from "./quote.ts";
+import { exportEnv, printfExact, remoteDir, shq } from "./quote.ts";
 
 /**
  * The POSIX sh scripts run on the remote host. Only a POSIX shell, `bash` (commands run
@@ -50,7 +50,7 @@ export function launchScript(name: string, command: string, cwd: string, env: Re
     `(umask 077; mkdir -p "$d") || exit 2`,
     `cd -- ${remoteDir(cwd)} 2>/dev/null || { rm -rf "$d"; echo C; exit 0; }`,
     `: > "$d/out"; : > "$d/err"`,
-    stdin === null ? `in=/dev/null` : `in="$d/stdin"; printf %s ${shq(stdin)} > "$in"`,
+    stdin === null ? `in=/dev/null` : `in="$d/stdin"; printf ${printfExact(stdin)} > "$in"`,
     exportEnv(env),
     `setsid sh -c '` +
       `d=$1; echo $$ > "$d/waiter"; ` +
