@@ -30,3 +30,12 @@ export class LineSplitter {
     return rest === "" ? [] : [rest];
   }
 }
+
+/** Longest prefix of a line a caller's pattern is tested on: bounds the cost of any regex. */
+export const MAX_MATCH_CHARS = 8192;
+
+/** Tests a caller's pattern against a line (its first MAX_MATCH_CHARS characters). */
+export function testLine(re: RegExp, line: string): boolean {
+  re.lastIndex = 0;
+  return re.test(line.length > MAX_MATCH_CHARS ? line.slice(0, MAX_MATCH_CHARS) : line);
+}

@@ -1,3 +1,4 @@
+import { testLine } from "./line-splitter.ts";
 import { OutputBuffer } from "./output-buffer.ts";
 import type { OutputStream } from "./output-stream.ts";
 
@@ -41,8 +42,7 @@ export function renderView(stream: ByteSource, opts: ViewOptions): View {
     forEachLine(stream, start, end, (line) => {
       // Test on the text without its newline so `$` anchors work.
       const text = decode(line[line.length - 1] === 10 ? line.subarray(0, -1) : line);
-      opts.filter!.lastIndex = 0;
-      if (opts.filter!.test(text)) matched.append(line);
+      if (testLine(opts.filter!, text)) matched.append(line);
     });
     const held = matched.held();
     let bytes = concat(held.head, held.tail);

@@ -1,4 +1,4 @@
-import { LineSplitter } from "./line-splitter.ts";
+import { LineSplitter, testLine } from "./line-splitter.ts";
 import type { Task } from "./task.ts";
 
 export interface WatchOptions {
@@ -37,8 +37,7 @@ export function watchOutput(task: Task, pattern: RegExp, notify: (lines: string[
   };
   const match = (lines: string[]) => {
     for (const line of lines) {
-      pattern.lastIndex = 0;
-      if (pattern.test(line)) pending.push(line);
+      if (testLine(pattern, line)) pending.push(line);
     }
     schedule();
   };

@@ -1,4 +1,4 @@
-import { LineSplitter } from "./line-splitter.ts";
+import { LineSplitter, testLine } from "./line-splitter.ts";
 import type { Task } from "./task.ts";
 
 export interface ReadinessSpec {
@@ -47,8 +47,7 @@ export async function awaitReadiness(
 function patternSeen(task: Task, pattern: RegExp, cleanups: Array<() => void>): Promise<void> {
   return new Promise((resolve) => {
     const test = (line: string) => {
-      pattern.lastIndex = 0;
-      return pattern.test(line);
+      return testLine(pattern, line);
     };
     for (const stream of [task.stdout, task.stderr]) {
       const lines = new LineSplitter();

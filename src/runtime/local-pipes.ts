@@ -2,6 +2,7 @@ import { closeSync } from "node:fs";
 import type { ProcessHandle, Runtime, SpawnSpec } from "./types.ts";
 import { createPipe } from "./pipes.ts";
 import { LocalProcess } from "./local-process.ts";
+import { pinCwd } from "./pinned-cwd.ts";
 import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
 import { spawnLocalPty } from "./local-pty.ts";
@@ -34,14 +35,20 @@ export function spawnLocalPipes(spec: SpawnSpec): ProcessHandle {
       [stdinR, stdinW] = createPipe();
       fds.push(stdinR, stdinW);
     }
-    const proc = Bun.spawn(spec.argv ?? ["bash", "-c", spec.command], {
-      cwd: spec.cwd,
-      env: spec.env,
-      stdin: stdinR ?? "ignore",
-      stdout: outW,
-      stderr: errW,
-      detached: true,
-    });
+    const cwd = pinCwd(spec.cwd);
+    let proc: Bun.Subprocess;
+    try {
+      proc = Bun.spawn(spec.argv ?? ["bash", "-c", spec.command], {
+        cwd: cwd.path,
+        env: spec.env,
+        stdin: stdinR ?? "ignore",
+        stdout: outW,
+        stderr: errW,
+        detached: true,
+      });
+    } finally {
+      cwd.release();
+    }
     // The child has its copies; ours must go or EOF never comes.
     for (const fd of [outW, errW, stdinR]) if (fd !== null) closeSync(fd);
     watchdog().track(proc.pid);

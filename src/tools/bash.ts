@@ -10,11 +10,12 @@ import { interactiveFields, stdoutText } from "./tty-fields.ts";
 import { remoteTarget, runtimeErrorResult } from "./remote.ts";
 import { compileService, existingService, serviceParameters, startService } from "./service.ts";
 import { startProgress } from "../background/progress-ticker.ts";
+import { envSchema, osString } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 
 const schema = z
   .object({
-    command: z.string().min(1, "must be a non-empty string").describe("The bash command to run with `bash -c` (e.g. 'npm test', 'git status')."),
+    command: osString().min(1, "must be a non-empty string").describe("The bash command to run with `bash -c` (e.g. 'npm test', 'git status')."),
     description: z.string().optional().describe("Short human-readable description of what the command does; echoed back in results."),
     timeout_seconds: z
       .number()
@@ -26,15 +27,14 @@ const schema = z
       .boolean()
       .optional()
       .describe("Set to true only after the user explicitly approved a command that returned needs_confirmation; the command must be byte-for-byte the same. (default: false)"),
-    working_directory: z
-      .string()
+    working_directory: osString()
       .optional()
       .describe("Directory to run in; relative paths resolve against the server's cwd; must be inside the allowed paths. (default: the server's cwd)"),
     run_in_background: z
       .boolean()
       .optional()
       .describe("Return at once with a task_id; read it with task_output, stop it with kill_shell. (default: false)"),
-    env: z.record(z.string(), z.string()).optional().describe("Environment variables added to the inherited environment. (default: none)"),
+    env: envSchema().optional().describe("Environment variables added to the inherited environment. (default: none)"),
     stdin: z.string().optional().describe("Text fed to the command's stdin, which is then closed. (default: stdin is /dev/null)"),
     host: z
       .string()

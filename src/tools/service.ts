@@ -4,6 +4,7 @@ import { awaitReadiness } from "../background/readiness.ts";
 import type { Task } from "../background/task.ts";
 import { errorResult, type ToolResult } from "./errors.ts";
 import { exitFields, foregroundOutput } from "./output-fields.ts";
+import { compileUserRegex } from "../safety/regex-guard.ts";
 import type { ToolContext } from "./types.ts";
 
 /** bash parameters for long-running services (background only). */
@@ -59,13 +60,11 @@ export function compileService(args: ServiceArgs): CompiledService | ToolResult 
   ] as const) {
     const source = args[field];
     if (source === undefined) continue;
-    try {
-      out[key] = new RegExp(source);
-    } catch (e) {
-      return errorResult("INVALID_ARGUMENT", `Invalid arguments for bash: ${field}: invalid regular expression: ${(e as Error).message}`, {
-        [field]: source,
-      });
+    const compiled = compileUserRegex(source);
+    if (typeof compiled === "string") {
+      return errorResult("INVALID_ARGUMENT", `Invalid arguments for bash: ${field}: ${compiled}`, { [field]: source });
     }
+    out[key] = compiled;
   }
   return out;
 }

@@ -6,6 +6,7 @@ import { errorResult, type ToolResult } from "./errors.ts";
 import { exitFields } from "./output-fields.ts";
 import { findTask, identity } from "./task-fields.ts";
 import { interactiveFields, stdoutText } from "./tty-fields.ts";
+import { compileUserRegex } from "../safety/regex-guard.ts";
 import { defineTool } from "./types.ts";
 
 const MAX_BYTES_LIMIT = 1_000_000;
@@ -69,13 +70,11 @@ export const taskOutputTool = defineTool({
   async run(args, ctx) {
     let filter: RegExp | undefined;
     if (args.filter !== undefined) {
-      try {
-        filter = new RegExp(args.filter);
-      } catch (e) {
-        return errorResult("INVALID_ARGUMENT", `Invalid arguments for task_output: filter: invalid regular expression: ${(e as Error).message}`, {
-          filter: args.filter,
-        });
+      const compiled = compileUserRegex(args.filter);
+      if (typeof compiled === "string") {
+        return errorResult("INVALID_ARGUMENT", `Invalid arguments for task_output: filter: ${compiled}`, { filter: args.filter });
       }
+      filter = compiled;
     }
     const ids = args.task_ids ?? [args.task_id!];
     const tasks: Task[] = [];

@@ -4,11 +4,12 @@ import { childEnv } from "../runtime/env.ts";
 import { errorResult } from "./errors.ts";
 import { AUTODETECT_TEMPLATES, expandTemplate, resolveAgentTemplate } from "./agent-command.ts";
 import { exitFields, foregroundOutput } from "./output-fields.ts";
+import { envSchema, osString } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 
 const schema = z
   .object({
-    prompt: z.string().min(1, "must be a non-empty string").describe("The task for the subagent, passed as one argument (never through a shell)."),
+    prompt: osString().min(1, "must be a non-empty string").describe("The task for the subagent, passed as one argument (never through a shell)."),
     background: z.boolean().optional().describe("Return at once with a task_id; follow it with task_output, stop it with kill_shell. (default: false)"),
     timeout_seconds: z
       .number()
@@ -16,7 +17,7 @@ const schema = z
       .min(1)
       .optional()
       .describe("Foreground time limit; on expiry the subagent and everything it started are terminated. (default: config task_timeout_seconds, 1800)"),
-    env: z.record(z.string(), z.string()).optional().describe("Environment variables added to the inherited environment (API keys are inherited). (default: none)"),
+    env: envSchema().optional().describe("Environment variables added to the inherited environment (API keys are inherited). (default: none)"),
     description: z.string().optional().describe("Short human-readable description; shown in task_list."),
   })
   .strict();

@@ -1,0 +1,20 @@
+import { closeSync, constants, openSync, realpathSync } from "node:fs";
+
+/**
+ * The validated working directory, held open while the child starts. The child changes
+ * into `/proc/self/fd/N` — the very directory that was checked — so swapping a symlink in
+ * after validation cannot move it elsewhere. If the path no longer names that directory
+ * when it is opened, the spawn is refused.
+ */
+export function pinCwd(cwd: string): { path: string; release(): void } {
+  if (process.platform !== "linux") return { path: cwd, release() {} };
+  const fd = openSync(cwd, constants.O_RDONLY | constants.O_DIRECTORY);
+  const path = `/proc/self/fd/${fd}`;
+  try {
+    if (realpathSync(path) !== cwd) throw new Error(`working directory ${cwd} changed while it was being checked; not running there`);
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+  return { path, release: () => closeSync(fd) };
+}

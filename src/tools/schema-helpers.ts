@@ -1,0 +1,15 @@
+import { z } from "zod";
+
+/**
+ * Strings that become argv, paths or environment entries: the OS cannot carry a NUL byte
+ * there, so it is refused up front as INVALID_ARGUMENT naming the field, not left to fail
+ * at spawn as an I/O error.
+ */
+export const osString = () => z.string().refine((s) => !s.includes("\0"), { message: "must not contain NUL bytes" });
+
+/** Environment additions: names without `=` or NUL, values without NUL. */
+export const envSchema = () =>
+  z.record(
+    osString().refine((k) => k !== "" && !k.includes("="), { message: "environment variable names must be non-empty and contain no '='" }),
+    osString(),
+  );
