@@ -1,4 +1,4 @@
-import { closeSync, constants, openSync, realpathSync } from "node:fs";
+import { closeSync, constants, openSync, readlinkSync } from "node:fs";
 
 /**
  * The validated working directory, held open while the child starts. The child changes
@@ -11,7 +11,8 @@ export function pinCwd(cwd: string): { path: string; release(): void } {
   const fd = openSync(cwd, constants.O_RDONLY | constants.O_DIRECTORY);
   const path = `/proc/self/fd/${fd}`;
   try {
-    if (realpathSync(path) !== cwd) throw new Error(`working directory ${cwd} changed while it was being checked; not running there`);
+    // The kernel's own name for the open directory (realpath of a reused fd path may be cached).
+    if (readlinkSync(path) !== cwd) throw new Error(`working directory ${cwd} changed while it was being checked; not running there`);
   } catch (e) {
     closeSync(fd);
     throw e;
