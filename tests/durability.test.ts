@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BINARY, startServer, waitForExit } from "./helpers/mcp.ts";
+import { BINARY, startServer } from "./helpers/mcp.ts";
 import { processes, processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 
 // Real processes and servers: more than bun's 5 s default.

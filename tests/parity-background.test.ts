@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
-import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+import { processesMatching, uniqueSleep } from "./helpers/procs.ts";
 import { splitTruncated } from "./helpers/truncation.ts";
 
 // Real processes on a shared 2-core machine: bun's 5 s default is too tight under load.
