@@ -16,8 +16,9 @@ const client = new Client({ name: "agent-shell-demo", version: "1" });
 client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => show("notice", n.params.data));
 await client.connect(transport);
 
+const bold = (text: string) => (process.stdout.isTTY && !process.env.NO_COLOR ? `\x1b[1m${text}\x1b[0m` : text);
 function show(label: string, value: unknown) {
-  console.log(`\n\x1b[1m${label}\x1b[0m\n${JSON.stringify(value, null, 2)}`);
+  console.log(`\n${bold(label)}\n${JSON.stringify(value, null, 2)}`);
 }
 async function call(name: string, args: Record<string, unknown>) {
   const result = await client.callTool({ name, arguments: args });
@@ -31,8 +32,10 @@ try {
   await call("bash", { command: "echo hello from $(basename $PWD); echo to stderr > /dev/stderr" });
   await call("bash", { command: "echo working; sleep 5", timeout_seconds: 1 });
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const web = await call("bash", { command: `exec python3 -m http.server ${port} --bind 127.0.0.1`, run_in_background: true, ready_port: port, name: "web" });
-  await call("bash", { command: `curl -s -o /dev/null -w '%{http_code}\\n' http://127.0.0.1:${port}/ || python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:${port}/').status)"` });
+  // Node is on every machine the quick start targets; python3 or curl may not be.
+  const server = `require('http').createServer((q, r) => r.end('hello from the web task')).listen(${port}, '127.0.0.1')`;
+  const web = await call("bash", { command: `exec node -e "${server}"`, run_in_background: true, ready_port: port, name: "web" });
+  await call("bash", { command: `node -e "fetch('http://127.0.0.1:${port}/').then(r => r.text()).then(console.log)"` });
   const build = await call("bash", { command: "for i in 1 2 3; do echo step $i; sleep 0.2; done; exit 3", run_in_background: true });
   await call("task_output", { task_id: build.task_id, wait: true });
   await call("task_list", {});
