@@ -66,13 +66,14 @@ export const bashTool = defineTool({
   async run(args, ctx) {
     const remote = args.host !== undefined ? remoteTarget(ctx, args.host, args.working_directory, { command: args.command }) : null;
     if (remote && "result" in remote) return remote.result;
-    const guard = await guardCommand(ctx, args, { checkPath: !remote });
-    if ("result" in guard) return guard.result;
-    const background = args.run_in_background === true;
+    // Bad parameters fail before the safety checks, so they never use up a confirmation.
     const service = compileService(args);
     if ("error" in service) return service;
     const badCombination = checkInteractive(args);
     if (badCombination) return badCombination;
+    const guard = await guardCommand(ctx, args, { checkPath: !remote });
+    if ("result" in guard) return guard.result;
+    const background = args.run_in_background === true;
     const existing = existingService(ctx, args.name);
     if (existing) return existing;
     const spec = {
