@@ -1,7 +1,7 @@
 import { ToolHost } from "../host/tool-host.ts";
 import { isErrorResult } from "../tools/errors.ts";
 import { hostOptions, parseHostFlags } from "./host-options.ts";
-import { askYesNo } from "./prompt.ts";
+import { confirmOnTerminal } from "./prompt.ts";
 import { UsageError } from "./usage.ts";
 
 /** `agent-shell call TOOL [JSON|-]`: one in-process tool call, result JSON on stdout. */
@@ -27,7 +27,7 @@ export async function callCommand(argv: string[]): Promise<number> {
     ...hostOptions(values),
     confirmationPolicy: {
       kind: "ask",
-      ask: async (command) => values.yes === true || (process.stdin.isTTY === true && (await askYesNo(command))),
+      ask: (command) => confirmOnTerminal(values.yes, interrupted.signal)(command),
     },
   });
   const interrupted = new AbortController();

@@ -1,6 +1,6 @@
 import type { ToolResult } from "../tools/errors.ts";
 import type { DaemonClient } from "./daemon-client.ts";
-import { askYesNo } from "./prompt.ts";
+import { confirmOnTerminal } from "./prompt.ts";
 
 /**
  * Calls a daemon tool and handles the MCP confirmation step the terminal way: the
@@ -17,7 +17,7 @@ export async function callConfirmed(
   const first = await client.call(name, args, timeoutMs);
   if (first.needs_confirmation !== true) return first;
   const command = String(first.command ?? args.command);
-  const approved = yes || (process.stdin.isTTY === true && (await askYesNo(command)));
+  const approved = await confirmOnTerminal(yes)(command);
   if (!approved) {
     return {
       error: "Command cancelled: it needs confirmation (answer y at the prompt, or pass --yes when there is no terminal)",

@@ -1,7 +1,7 @@
 import type { Task } from "../background/task.ts";
 import { ToolHost } from "../host/tool-host.ts";
 import { hostOptions } from "./host-options.ts";
-import { askYesNo } from "./prompt.ts";
+import { confirmOnTerminal } from "./prompt.ts";
 import { exitStatus, reportError, writeAll } from "./report.ts";
 import { Spinner } from "./terminal.ts";
 import { commandLine, envOption, intOption, maybeHelp, parseVerbArgs } from "./verb-args.ts";
@@ -65,7 +65,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     }),
     confirmationPolicy: {
       kind: "ask",
-      ask: async (cmd) => values.yes === true || (process.stdin.isTTY === true && (await askYesNo(cmd))),
+      ask: (cmd) => confirmOnTerminal(values.yes as boolean | undefined, interrupted.signal)(cmd),
     },
   });
   const interrupted = new AbortController();
