@@ -402,4 +402,16 @@ describe("at a terminal (tmux)", () => {
     expect((await sb.run(["wait", id])).code).toBe(0);
     expect(existsSync(file)).toBe(false);
   });
+
+  test("Ctrl-C at Proceed? [y/N] answers no: the CLI exits, nothing runs, nothing hangs", async () => {
+    const file = join(sb.cwd, "keep-me.txt");
+    writeFileSync(file, "x");
+    await withTmux(async (send, screen, key) => {
+      send(`cd ${sb.cwd} && ${BINARY} run -- rm keep-me.txt; echo "END rc=$?"`);
+      await screen(/Proceed\? \[y\/N\]/);
+      key("C-c");
+      await screen(/^END rc=125$/m);
+    });
+    expect(existsSync(file)).toBe(true);
+  });
 });
