@@ -4,8 +4,8 @@ export class UsageError extends Error {}
 export const HELP = `agent-shell — a safe, fast shell for coding agents
 
 Usage:
-  agent-shell mcp [--cwd DIR] [--allow DIR]... [--timeout S] [--config FILE] [--agent-command CMD]
-        Serve the tools over MCP on stdio.
+  agent-shell mcp [--cwd DIR] [--allow DIR]... [--timeout S] [--config FILE] [--agent-command CMD] [--state-dir DIR] [--persist]
+        Serve the tools over MCP on stdio (--persist: a registry that survives restarts).
   agent-shell call TOOL [JSON|-] [--yes] [same flags as mcp]
         One tool call; prints the result JSON. Exit 0, 1 if the result is an error, 2 on usage errors.
   agent-shell run [--timeout S] [--cwd DIR] [--env K=V]... [--tty] -- CMD...
@@ -18,10 +18,11 @@ Usage:
   agent-shell wait ID... [--timeout S]       exit with the tasks' exit code (124 on timeout)
   agent-shell kill ID... | --all
   agent-shell daemon start|stop|status
+  agent-shell config show [--config FILE] [--json]   every setting, its value and its source
   agent-shell VERB --help                    options and examples of each command
   agent-shell --version | --help
 
-Tools: bash, task_output, kill_shell, task_list.
+Tools: bash, task, task_output, kill_shell, task_list, write_stdin.
 
 Examples:
   agent-shell call bash '{"command": "echo hello"}'
