@@ -1,8 +1,7 @@
 import { closeSync } from "node:fs";
 import type { ProcessHandle, Runtime, SpawnSpec } from "./types.ts";
 import { createPipe } from "./pipes.ts";
-import { LocalProcess } from "./local-process.ts";
-import { pinCwd } from "./pinned-cwd.ts";
+import { LocalProcess, spawnChild } from "./local-process.ts";
 import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
 import { spawnLocalPty } from "./local-pty.ts";
@@ -35,23 +34,9 @@ export function spawnLocalPipes(spec: SpawnSpec): ProcessHandle {
       [stdinR, stdinW] = createPipe();
       fds.push(stdinR, stdinW);
     }
-    const cwd = pinCwd(spec.cwd);
-    let proc: Bun.Subprocess;
-    try {
-      proc = Bun.spawn(spec.argv ?? ["bash", "-c", spec.command], {
-        cwd: cwd.path,
-        env: spec.env,
-        stdin: stdinR ?? "ignore",
-        stdout: outW,
-        stderr: errW,
-        detached: true,
-      });
-    } finally {
-      cwd.release();
-    }
+    const proc = spawnChild(spec, { stdin: stdinR ?? "ignore", stdout: outW, stderr: errW });
     // The child has its copies; ours must go or EOF never comes.
     for (const fd of [outW, errW, stdinR]) if (fd !== null) closeSync(fd);
-    watchdog().track(proc.pid);
     const handle = new LocalPipesHandle(proc, outR, errR, stdinW);
     if (spec.stdin !== null && spec.stdin !== "pipe") {
       const text = spec.stdin.text;

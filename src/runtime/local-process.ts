@@ -1,6 +1,33 @@
 import { blockedOnInput } from "./input-blocked.ts";
+import { pinCwd } from "./pinned-cwd.ts";
 import { groupAlive, signalGroup } from "./process-group.ts";
-import type { ExitStatus } from "./types.ts";
+import type { ExitStatus, SpawnSpec } from "./types.ts";
+import { watchdog } from "./watchdog.ts";
+
+/** Where the child's stdio goes: pipe fds, or a pseudo-terminal (Bun's `terminal` option). */
+interface StdioOptions {
+  stdin?: number | "ignore";
+  stdout?: number;
+  stderr?: number;
+  terminal?: object;
+}
+
+/**
+ * Starts a local child the one way every local runtime does: `bash -c` (or the argv),
+ * its own session (`detached`), in the validated working directory held open, and
+ * registered with the watchdog before anything else can happen.
+ */
+export function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess {
+  const cwd = pinCwd(spec.cwd);
+  let proc: Bun.Subprocess;
+  try {
+    proc = Bun.spawn(spec.argv ?? ["bash", "-c", spec.command], { ...stdio, cwd: cwd.path, env: spec.env, detached: true } as never);
+  } finally {
+    cwd.release();
+  }
+  watchdog().track(proc.pid);
+  return proc;
+}
 
 /**
  * What every local child has in common, piped or on a terminal: it leads its own session

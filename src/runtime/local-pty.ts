@@ -1,6 +1,5 @@
 import type { ProcessHandle, SpawnSpec } from "./types.ts";
-import { LocalProcess } from "./local-process.ts";
-import { pinCwd } from "./pinned-cwd.ts";
+import { LocalProcess, spawnChild } from "./local-process.ts";
 import { watchdog } from "./watchdog.ts";
 
 const EOF = "\x04";
@@ -27,28 +26,18 @@ export function spawnLocalPty(spec: SpawnSpec): ProcessHandle {
       controller.close();
     } catch {}
   };
-  const cwd = pinCwd(spec.cwd);
-  let proc: Bun.Subprocess;
-  try {
-    proc = Bun.spawn(spec.argv ?? ["bash", "-c", spec.command], {
-      cwd: cwd.path,
-      env: spec.env,
-      detached: true,
-      terminal: {
-        cols: size.cols,
-        rows: size.rows,
-        // Copy: the callback's buffer is not ours to keep once it returns.
-        data: (_t, bytes) => {
-          if (!ended) controller.enqueue(bytes.slice());
-        },
-        // Its code is a PTY status (1 = EIO on a normal exit), not the child's: only EOF matters.
-        exit: end,
+  const proc = spawnChild(spec, {
+    terminal: {
+      cols: size.cols,
+      rows: size.rows,
+      // Copy: the callback's buffer is not ours to keep once it returns.
+      data: (_t: Bun.Terminal, bytes: Uint8Array) => {
+        if (!ended) controller.enqueue(bytes.slice());
       },
-    });
-  } finally {
-    cwd.release();
-  }
-  watchdog().track(proc.pid);
+      // Its code is a PTY status (1 = EIO on a normal exit), not the child's: only EOF matters.
+      exit: end,
+    },
+  });
   const handle = new LocalPtyHandle(proc, stdout, end);
   if (spec.stdin !== null && spec.stdin !== "pipe") {
     void handle.write(spec.stdin.text).then(() => handle.closeStdin());

@@ -2,7 +2,7 @@ import type { ClientChannel } from "ssh2";
 import type { ExitStatus, ProcessHandle } from "../types.ts";
 import type { OpenChannel, SshConnection } from "./connection.ts";
 import { SshError } from "./errors.ts";
-import { aliveScript, signalScript } from "./scripts.ts";
+import { remoteGroupAlive, signalRemoteGroup } from "./remote-group.ts";
 
 /** Output the remote user's rc files may print before our first line. */
 const MAX_PREAMBLE_BYTES = 64 * 1024;
@@ -187,16 +187,11 @@ export class ChannelHandle implements ProcessHandle {
   }
 
   signal(signal: NodeJS.Signals): void {
-    void this.conn.run(signalScript(this.pgid, signal)).catch(() => {});
+    signalRemoteGroup(this.conn, this.pgid, signal);
   }
 
-  async groupAlive(): Promise<boolean> {
-    try {
-      return (await this.conn.run(aliveScript(this.pgid))).code === 0;
-    } catch {
-      // Unreachable: assume alive, so a kill keeps trying within its bounds.
-      return true;
-    }
+  groupAlive(): Promise<boolean> {
+    return remoteGroupAlive(this.conn, this.pgid);
   }
 
   dispose(): void {

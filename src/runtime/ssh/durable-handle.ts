@@ -1,6 +1,7 @@
 import type { ExitStatus, ProcessHandle } from "../types.ts";
 import type { SshConnection } from "./connection.ts";
-import { aliveScript, exitStatusScript, removeTaskScript, signalScript, tailScript } from "./scripts.ts";
+import { remoteGroupAlive, signalRemoteGroup } from "./remote-group.ts";
+import { exitStatusScript, removeTaskScript, tailScript } from "./scripts.ts";
 
 const RETRY_FIRST_MS = 200;
 /** How long one tail channel follows the files before handing its session slot back. */
@@ -164,15 +165,11 @@ export class DurableHandle implements ProcessHandle {
   signal(signal: NodeJS.Signals): void {
     this.signalled = true;
     this.killDeadline ??= performance.now() + KILL_UNREACHABLE_MS;
-    void this.conn.run(signalScript(this.pgid, signal)).catch(() => {});
+    signalRemoteGroup(this.conn, this.pgid, signal);
   }
 
-  async groupAlive(): Promise<boolean> {
-    try {
-      return (await this.conn.run(aliveScript(this.pgid))).code === 0;
-    } catch {
-      return true;
-    }
+  groupAlive(): Promise<boolean> {
+    return remoteGroupAlive(this.conn, this.pgid);
   }
 
   /** Output is in the local spool now: the remote files go. */
