@@ -3,6 +3,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { processes } from "./procs.ts";
+import { localPortOpen } from "../../src/runtime/port-probe.ts";
 
 /**
  * A real OpenSSH sshd on 127.0.0.1 for the SSH tests: a free port, a temporary host key and
@@ -193,26 +194,7 @@ async function waitListening(port: number, proc: Bun.Subprocess, stderr: () => s
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`sshd exited with ${proc.exitCode}: ${stderr()}`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = Bun.connect({
-        hostname: "127.0.0.1",
-        port,
-        socket: {
-          open(sock) {
-            sock.end();
-            resolve(true);
-          },
-          data() {},
-          error() {
-            resolve(false);
-          },
-          connectError() {
-            resolve(false);
-          },
-        },
-      }).catch(() => resolve(false));
-      void s;
-    });
+    const ok = await localPortOpen(port);
     if (ok) return;
     if (Date.now() > deadline) throw new Error(`sshd did not listen on ${port}: ${stderr()}`);
     await Bun.sleep(20);
