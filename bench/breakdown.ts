@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ToolHost } from "../src/host/tool-host.ts";
 import { childEnv } from "../src/runtime/env.ts";
-import { spawnLocalPipes } from "../src/runtime/local-pipes.ts";
+import { spawnLocalPipes } from "../src/runtime/local.ts";
 import { createPipe } from "../src/runtime/pipes.ts";
 import { drain, stats } from "./lib.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { detectPrompt, lastLine } from "../src/background/prompt-detect.ts";
+import { detectPrompt, lastLine } from "../src/background/terminal/prompt-detect.ts";
 
 describe("detectPrompt: lines that ask for input", () => {
   const prompts: Array<[string, string]> = [

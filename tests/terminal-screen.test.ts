@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { OutputStream } from "../src/background/output-stream.ts";
-import { TerminalScreen } from "../src/background/terminal-screen.ts";
+import { OutputStream } from "../src/background/output/stream.ts";
+import { TerminalScreen } from "../src/background/terminal/screen.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { defaultStateDir } from "../background/state-dir.ts";
-import { tryLock } from "../runtime/file-lock.ts";
+import { defaultStateDir } from "../background/state/state-dir.ts";
+import { tryLock } from "../background/state/file-lock.ts";
 
 /** Where the per-user daemon lives: its socket, its start lock and its log, in the state dir. */
 export interface DaemonPaths {

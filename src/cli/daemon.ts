@@ -2,7 +2,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { ToolHost } from "../host/tool-host.ts";
 import { serveDaemon } from "../mcp/daemon-server.ts";
-import { tryLock } from "../runtime/file-lock.ts";
+import { tryLock } from "../background/state/file-lock.ts";
 import { connectDaemon, ensureDaemon } from "./daemon-client.ts";
 import { checkOwnership, daemonPaths, type DaemonPaths, lockHeld, resolveStateDir } from "./daemon-paths.ts";
 import { hostOptions } from "./host-options.ts";

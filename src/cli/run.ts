@@ -1,4 +1,4 @@
-import type { Task } from "../background/task.ts";
+import type { Task } from "../background/tasks/task.ts";
 import { ToolHost } from "../host/tool-host.ts";
 import { hostOptions } from "./host-options.ts";
 import { confirmOnTerminal } from "./prompt.ts";

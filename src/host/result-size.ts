@@ -1,4 +1,4 @@
-import { truncationMarker } from "../background/output-view.ts";
+import { truncationMarker } from "../background/output/truncate.ts";
 import type { ToolResult } from "../tools/errors.ts";
 
 /** Serialized size limit of one result; an MCP message carries it about twice (text + structured). */

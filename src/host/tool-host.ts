@@ -1,13 +1,13 @@
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
-import { Launcher } from "../background/launcher.ts";
-import { recoverTasks } from "../background/recovery.ts";
-import { Registry } from "../background/registry.ts";
-import type { Task } from "../background/task.ts";
-import { defaultStateDir, OwnerFolder } from "../background/state-dir.ts";
+import { Launcher } from "../background/tasks/launcher.ts";
+import { recoverTasks } from "../background/state/recovery.ts";
+import { Registry } from "../background/tasks/registry.ts";
+import type { Task } from "../background/tasks/task.ts";
+import { defaultStateDir, OwnerFolder } from "../background/state/state-dir.ts";
 import { type Config, ConfigSchema } from "../config/schema.ts";
-import { LocalPipesRuntime } from "../runtime/local-pipes.ts";
+import { LocalRuntime } from "../runtime/local.ts";
 import { SshHosts } from "../runtime/ssh/runtime.ts";
 import { watchdog } from "../runtime/watchdog.ts";
 import { PendingConfirmations } from "../safety/confirmations.ts";
@@ -81,7 +81,7 @@ export class ToolHost {
       registry: this.registry,
       launcher: this.launcher,
       owner: this.owner,
-      runtime: new LocalPipesRuntime(),
+      runtime: new LocalRuntime(),
       runtimeFor: (host) => this.remoteRuntime(host),
       confirmations: new PendingConfirmations(),
       confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },

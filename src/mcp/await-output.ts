@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Registry } from "../background/registry.ts";
+import type { Registry } from "../background/tasks/registry.ts";
 
 /**
  * The daemon's one extension to MCP: a long poll that returns as soon as a task has output

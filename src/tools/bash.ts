@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { awaitForeground } from "../background/foreground.ts";
-import { whenWaitingForInput } from "../background/input-wait.ts";
+import { awaitForeground } from "../background/tasks/foreground.ts";
+import { whenWaitingForInput } from "../background/watch/input-wait.ts";
 import { childEnv, remoteEnv } from "../runtime/env.ts";
 import { guardCommand } from "./command-guard.ts";
 import { errorResult, ToolError } from "./errors.ts";
@@ -9,7 +9,7 @@ import { checkInteractive, interactiveParameters } from "./interactive-params.ts
 import { interactiveFields, stdoutText } from "./tty-fields.ts";
 import { remoteTarget, runtimeErrorResult } from "./remote.ts";
 import { compileService, existingService, serviceParameters, startService } from "./service.ts";
-import { startProgress } from "../background/progress-ticker.ts";
+import { startProgress } from "../background/watch/progress.ts";
 import { envSchema, osString } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 

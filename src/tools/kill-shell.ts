@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Task } from "../background/task.ts";
+import { Task } from "../background/tasks/task.ts";
 import { exitFields } from "./output-fields.ts";
 import { findTask } from "./task-fields.ts";
 import { defineTool } from "./types.ts";

@@ -1,6 +1,6 @@
-import { renderRange } from "../background/output-view.ts";
-import type { OutputStream } from "../background/output-stream.ts";
-import type { Task } from "../background/task.ts";
+import { renderRange } from "../background/output/truncate.ts";
+import type { OutputStream } from "../background/output/stream.ts";
+import type { Task } from "../background/tasks/task.ts";
 import { stdoutText } from "./tty-fields.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { watchOutput } from "../background/output-watch.ts";
-import { awaitReadiness } from "../background/readiness.ts";
-import type { Task } from "../background/task.ts";
+import { watchOutput } from "../background/watch/output-watch.ts";
+import { awaitReadiness } from "../background/watch/readiness.ts";
+import type { Task } from "../background/tasks/task.ts";
 import { errorResult, type ToolResult } from "./errors.ts";
 import { exitFields, foregroundOutput } from "./output-fields.ts";
 import { compileUserRegex } from "../safety/regex-guard.ts";

@@ -1,4 +1,4 @@
-import type { Task } from "../background/task.ts";
+import type { Task } from "../background/tasks/task.ts";
 import { errorResult, type ErrorResult } from "./errors.ts";
 import type { ToolContext } from "./types.ts";
 

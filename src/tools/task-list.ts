@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Task } from "../background/task.ts";
+import type { Task } from "../background/tasks/task.ts";
 import { exitFields } from "./output-fields.ts";
 import { identity } from "./task-fields.ts";
 import { defineTool } from "./types.ts";

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { renderView } from "../background/output-view.ts";
-import type { OutputStream } from "../background/output-stream.ts";
-import { Task } from "../background/task.ts";
+import { renderView } from "../background/output/truncate.ts";
+import type { OutputStream } from "../background/output/stream.ts";
+import { Task } from "../background/tasks/task.ts";
 import { errorResult, type ToolResult } from "./errors.ts";
 import { exitFields } from "./output-fields.ts";
 import { findTask, identity } from "./task-fields.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { awaitForeground } from "../background/foreground.ts";
+import { awaitForeground } from "../background/tasks/foreground.ts";
 import { childEnv } from "../runtime/env.ts";
 import { errorResult } from "./errors.ts";
 import { AUTODETECT_TEMPLATES, expandTemplate, resolveAgentTemplate } from "./agent-command.ts";

@@ -1,7 +1,7 @@
-import { waitingPrompt } from "../background/input-wait.ts";
-import type { OutputStream } from "../background/output-stream.ts";
-import type { Task } from "../background/task.ts";
-import type { TerminalText } from "../background/terminal-text.ts";
+import { waitingPrompt } from "../background/watch/input-wait.ts";
+import type { OutputStream } from "../background/output/stream.ts";
+import type { Task } from "../background/tasks/task.ts";
+import type { TerminalText } from "../background/terminal/text.ts";
 
 /** The stdout results show: a tty task's rendered plain text, else the stream itself. */
 export function stdoutText(task: Task): TerminalText | OutputStream {

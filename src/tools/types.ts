@@ -1,8 +1,8 @@
 import type { z } from "zod";
-import type { Launcher } from "../background/launcher.ts";
-import type { Registry } from "../background/registry.ts";
-import type { Task } from "../background/task.ts";
-import type { OwnerFolder } from "../background/state-dir.ts";
+import type { Launcher } from "../background/tasks/launcher.ts";
+import type { Registry } from "../background/tasks/registry.ts";
+import type { Task } from "../background/tasks/task.ts";
+import type { OwnerFolder } from "../background/state/state-dir.ts";
 import type { Config } from "../config/schema.ts";
 import type { Runtime } from "../runtime/types.ts";
 import type { PendingConfirmations } from "../safety/confirmations.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { renderRange } from "../background/output-view.ts";
-import { Task } from "../background/task.ts";
+import { renderRange } from "../background/output/truncate.ts";
+import { Task } from "../background/tasks/task.ts";
 import { errorResult, type ToolResult } from "./errors.ts";
 import { keyBytes, KNOWN_KEYS_HELP } from "./keys.ts";
 import { exitFields } from "./output-fields.ts";

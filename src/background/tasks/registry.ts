@@ -1,6 +1,6 @@
-import type { OwnerFolder } from "./state-dir.ts";
+import type { OwnerFolder } from "../state/state-dir.ts";
 import type { Task } from "./task.ts";
-import { metaOf, writeMeta } from "./task-meta.ts";
+import { metaOf, writeMeta } from "../state/task-meta.ts";
 
 export interface RegistryOptions {
   /** Finished tasks are forgotten (and their logs deleted) after this long. */

@@ -1,5 +1,5 @@
-import { LineSplitter, testLine } from "./line-splitter.ts";
-import type { Task } from "./task.ts";
+import { LineSplitter, testLine } from "../output/lines.ts";
+import type { Task } from "../tasks/task.ts";
 
 export interface ReadinessSpec {
   pattern?: RegExp;

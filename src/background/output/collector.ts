@@ -1,4 +1,4 @@
-import type { OutputStream } from "./output-stream.ts";
+import type { OutputStream } from "./stream.ts";
 
 /**
  * Drains a child's byte stream into an OutputStream, continuously, so the child never

@@ -1,10 +1,10 @@
-import type { Config } from "../config/schema.ts";
-import type { Runtime, SpawnSpec } from "../runtime/types.ts";
-import { OutputStream } from "./output-stream.ts";
+import type { Config } from "../../config/schema.ts";
+import type { Runtime, SpawnSpec } from "../../runtime/types.ts";
+import { OutputStream } from "../output/stream.ts";
 import type { Registry } from "./registry.ts";
-import type { OwnerFolder } from "./state-dir.ts";
+import type { OwnerFolder } from "../state/state-dir.ts";
 import { Task, type TaskKind } from "./task.ts";
-import { TerminalScreen } from "./terminal-screen.ts";
+import { TerminalScreen } from "../terminal/screen.ts";
 import { existsSync, mkdirSync, renameSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 

@@ -1,6 +1,6 @@
-import { detectPrompt, lastLine } from "./prompt-detect.ts";
-import type { OutputStream } from "./output-stream.ts";
-import type { Task } from "./task.ts";
+import { detectPrompt, lastLine } from "../terminal/prompt-detect.ts";
+import type { OutputStream } from "../output/stream.ts";
+import type { Task } from "../tasks/task.ts";
 
 /** How long a task with open stdin must be silent before its last line counts as a prompt. */
 export const SILENCE_MS = 2000;

@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { OutputBuffer } from "./output-buffer.ts";
+import { OutputBuffer } from "./buffer.ts";
 import { Spool } from "./spool.ts";
 
 export type StreamName = "stdout" | "stderr";

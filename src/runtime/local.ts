@@ -11,7 +11,7 @@ import { spawnLocalPty } from "./local-pty.ts";
  * (`detached: true` calls setsid), so it has no controlling terminal and the whole group
  * can be signalled at once. A `tty` spec runs under a pseudo-terminal instead (local-pty.ts).
  */
-export class LocalPipesRuntime implements Runtime {
+export class LocalRuntime implements Runtime {
   async spawn(spec: SpawnSpec): Promise<ProcessHandle> {
     return spec.tty ? spawnLocalPty(spec) : spawnLocalPipes(spec);
   }

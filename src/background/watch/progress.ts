@@ -1,5 +1,5 @@
-import { decode } from "./output-view.ts";
-import type { Task } from "./task.ts";
+import { decode } from "../output/truncate.ts";
+import type { Task } from "../tasks/task.ts";
 
 const TICK_MS = 1000;
 

@@ -1,6 +1,6 @@
-import { testLine } from "./line-splitter.ts";
-import { OutputBuffer } from "./output-buffer.ts";
-import type { OutputStream } from "./output-stream.ts";
+import { testLine } from "./lines.ts";
+import { OutputBuffer } from "./buffer.ts";
+import type { OutputStream } from "./stream.ts";
 
 /** UTF-8 with invalid bytes replaced; a BOM is kept, so text comes back byte-for-byte. */
 const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });

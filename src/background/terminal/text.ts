@@ -1,5 +1,5 @@
-import type { OutputStream } from "./output-stream.ts";
-import type { TerminalScreen } from "./terminal-screen.ts";
+import type { OutputStream } from "../output/stream.ts";
+import type { TerminalScreen } from "./screen.ts";
 
 const encoder = new TextEncoder();
 /** How far back a read cursor remembers its line, to notice that the line was redrawn. */

@@ -1,4 +1,4 @@
-import type { ProcessHandle } from "../runtime/types.ts";
+import type { ProcessHandle } from "../../runtime/types.ts";
 
 const POLL_MS = 10;
 

@@ -1,9 +1,9 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { OWNER_MARKER, OWNER_TOKEN } from "../runtime/env.ts";
-import { killMarked, signalGroup } from "../runtime/process-group.ts";
-import { type FileLock, tryLock } from "../runtime/file-lock.ts";
+import { OWNER_MARKER, OWNER_TOKEN } from "../../runtime/env.ts";
+import { killMarked, signalGroup } from "../../runtime/process-group.ts";
+import { type FileLock, tryLock } from "./file-lock.ts";
 import { bootId, readMetas } from "./task-meta.ts";
 
 /** `--state-dir` / config / env, else `$XDG_STATE_HOME/agent-shell`, else `~/.local/state/agent-shell`. */

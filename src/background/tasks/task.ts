@@ -1,9 +1,9 @@
 import { rmSync } from "node:fs";
-import type { ExitStatus, ProcessHandle } from "../runtime/types.ts";
-import { Collector } from "./collector.ts";
+import type { ExitStatus, ProcessHandle } from "../../runtime/types.ts";
+import { Collector } from "../output/collector.ts";
 import { terminateGroup } from "./killer.ts";
-import { OutputStream } from "./output-stream.ts";
-import type { TerminalScreen } from "./terminal-screen.ts";
+import { OutputStream } from "../output/stream.ts";
+import type { TerminalScreen } from "../terminal/screen.ts";
 
 export type TaskKind = "bash" | "task";
 export type TaskStatus = "running" | "completed" | "killed" | "lost";

@@ -1,6 +1,6 @@
 import type { IBuffer, IMarker, Terminal as XTerm } from "@xterm/headless";
-import type { OutputStream } from "./output-stream.ts";
-import { TerminalText } from "./terminal-text.ts";
+import type { OutputStream } from "../output/stream.ts";
+import { TerminalText } from "./text.ts";
 
 /**
  * Renders a tty task's raw output the way a terminal would (@xterm/headless): escape

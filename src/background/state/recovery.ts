@@ -1,12 +1,12 @@
 import { join } from "node:path";
-import type { Config } from "../config/schema.ts";
-import { AdoptedProcess } from "../runtime/adopted-process.ts";
-import type { Runtime } from "../runtime/types.ts";
-import { groupAlive } from "../runtime/process-group.ts";
-import { OutputStream } from "./output-stream.ts";
-import type { Registry } from "./registry.ts";
+import type { Config } from "../../config/schema.ts";
+import { AdoptedProcess } from "../../runtime/adopted-process.ts";
+import type { Runtime } from "../../runtime/types.ts";
+import { groupAlive } from "../../runtime/process-group.ts";
+import { OutputStream } from "../output/stream.ts";
+import type { Registry } from "../tasks/registry.ts";
 import type { OwnerFolder } from "./state-dir.ts";
-import { Task } from "./task.ts";
+import { Task } from "../tasks/task.ts";
 import { bootId, readMetas } from "./task-meta.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Task, TaskKind, TaskStatus } from "./task.ts";
+import type { Task, TaskKind, TaskStatus } from "../tasks/task.ts";
 
 /** What `<owner>/tasks/<id>/meta.json` records, rewritten on every transition. */
 export interface TaskMeta {

@@ -1,4 +1,4 @@
-import { decode } from "./output-view.ts";
+import { decode } from "./truncate.ts";
 
 const MAX_PARTIAL = 64 * 1024;
 
