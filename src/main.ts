@@ -41,6 +41,12 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./cli/wait.ts")).waitCommand(rest);
     case "kill":
       return (await import("./cli/kill.ts")).killCommand(rest);
+    case "restart":
+      return (await import("./cli/restart.ts")).restartCommand(rest);
+    case "up":
+      return (await import("./cli/up.ts")).upCommand(rest);
+    case "down":
+      return (await import("./cli/down.ts")).downCommand(rest);
     case "daemon":
       return (await import("./cli/daemon.ts")).daemonCommand(rest);
     default:

@@ -4,6 +4,7 @@ import { connect, type Socket } from "node:net";
 import { basename } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { AWAIT_OUTPUT_METHOD, type AwaitOutputParams, type AwaitOutputResult, AwaitOutputResultSchema } from "../mcp/await-output.ts";
+import { RESTART_METHOD, RestartResultSchema } from "../mcp/restart-request.ts";
 import { SocketTransport } from "../mcp/socket-transport.ts";
 import type { ToolResult } from "../tools/errors.ts";
 import { VERSION } from "../version.ts";
@@ -29,6 +30,13 @@ export class DaemonClient {
     return this.client.request({ method: AWAIT_OUTPUT_METHOD, params }, AwaitOutputResultSchema as never, {
       timeout: params.timeout_ms + 30_000,
     }) as Promise<AwaitOutputResult>;
+  }
+
+  /** Restarts a task in place (see restart-request.ts); resolves once it is ready again. */
+  restart(taskId: string, timeoutMs: number): Promise<ToolResult> {
+    return this.client.request({ method: RESTART_METHOD, params: { task_id: taskId } }, RestartResultSchema as never, {
+      timeout: timeoutMs,
+    }) as Promise<ToolResult>;
   }
 
   close(): Promise<void> {

@@ -2,13 +2,9 @@ import { writeSync } from "node:fs";
 import { constants } from "node:os";
 import type { ToolResult } from "../tools/errors.ts";
 
-/** Prints an error result (or message) on stderr as `agent-shell: message [CODE]`; returns the exit code. */
+/** Prints an error result (or message) on stderr for people (no error-code tag; `--json` keeps it); returns the exit code. */
 export function reportError(error: ToolResult | string, code = 1): number {
-  if (typeof error === "string") {
-    process.stderr.write(`agent-shell: ${error}\n`);
-    return code;
-  }
-  process.stderr.write(`agent-shell: ${String(error.error)}${error.error_code ? ` [${String(error.error_code)}]` : ""}\n`);
+  process.stderr.write(`agent-shell: ${typeof error === "string" ? error : forPeople(error)}\n`);
   return code;
 }
 
@@ -45,4 +41,16 @@ export function writeAll(fd: number, bytes: Uint8Array): void {
       throw e;
     }
   }
+}
+
+/** A tool's message reworded for people at the command line: CLI verbs, not MCP tool names. */
+function forPeople(error: ToolResult): string {
+  const ctx = (error.context ?? {}) as Record<string, unknown>;
+  if (error.error_code === "NOT_FOUND" && typeof ctx.task_id === "string") {
+    return `no task or service named '${ctx.task_id}' (it may have expired; 'agent-shell ps --all' lists the known ones)`;
+  }
+  return String(error.error)
+    .replaceAll("task_list", "'agent-shell ps'")
+    .replaceAll("task_output", "'agent-shell logs'")
+    .replaceAll("kill_shell", "'agent-shell kill'");
 }

@@ -1,6 +1,8 @@
 import { resolve } from "node:path";
 import { callConfirmed } from "./confirm.ts";
 import { withDaemon } from "./daemon-client.ts";
+import { forwardedEnv } from "./forwarded-env.ts";
+import { printOutputTail } from "./output-tail.ts";
 import { printJson, printOut, reportError } from "./report.ts";
 import { commandLine, envOption, intOption, maybeHelp, parseVerbArgs, secondsOption } from "./verb-args.ts";
 
@@ -9,7 +11,7 @@ export const START_HELP = `Usage: agent-shell start [options] -- CMD...
 Start a background task in the per-user daemon (started automatically) and print its id
 on stdout (everything else goes to stderr). The task keeps running after this command
 returns; see it with 'ps', read it with 'logs', wait for it with 'wait', stop it with 'kill'.
-With --ready-port or --ready-pattern, return only once it is ready; if it exits or times
+With --ready-port, --ready-pattern or --ready-url, return only once it is ready; if it exits or times
 out first, exit non-zero with the end of its output, and nothing is left running.
 
 Options:
@@ -18,22 +20,29 @@ Options:
   --restart              with --name: kill the running task of that name and start afresh
   --ready-port P         ready when TCP port P accepts connections
   --ready-pattern RE     ready when a line of output matches the regular expression RE
+  --ready-url URL        ready when a GET of URL answers 2xx or 3xx
   --ready-timeout S      give up waiting for readiness after S seconds (default: 60)
+  --restart-on WHEN      'failure' or 'always': when it exits, start it again in place (same id);
+                         a kill never restarts it
+  --max-restarts N       with --restart-on: at most N automatic restarts (default: unlimited)
+  --restart-delay S      with --restart-on: seconds before a restart, doubled on quick
+                         successive failures up to 30 (default: 1)
   --tty                  run under a pseudo-terminal
   --cwd DIR              run in DIR (default: the current directory)
-  --env K=V              add an environment variable (repeatable; the task also gets this shell's environment)
+  --env K=V              add an environment variable (repeatable; the task also gets this
+                         shell's environment)
   --yes                  start a command that needs confirmation without asking
   --json                 print the whole result as JSON instead of the id
-  --state-dir DIR        the daemon's state dir (default: $AGENT_SHELL_STATE_DIR, $XDG_STATE_HOME/agent-shell)
+  --state-dir DIR        the daemon's state dir (default: $AGENT_SHELL_STATE_DIR,
+                         $XDG_STATE_HOME/agent-shell)
 
 Examples:
   agent-shell start --name web --ready-port 8000 -- python3 -m http.server 8000
   id=$(agent-shell start -- ./long-build.sh) && agent-shell wait "$id"
   agent-shell start --name api --restart --ready-pattern 'listening on' -- npm run dev
+  agent-shell start --name worker --restart-on failure --max-restarts 5 -- ./worker.sh
 `;
 
-/** Variables that keep background children from waiting on a pager or a prompt; not forwarded. */
-const NOT_FORWARDED = new Set(["PAGER", "GIT_PAGER", "GIT_TERMINAL_PROMPT"]);
 
 /** `agent-shell start -- CMD...`: a background task in the daemon; prints its id. */
 export async function startCommand(argv: string[]): Promise<number> {
@@ -46,6 +55,10 @@ export async function startCommand(argv: string[]): Promise<number> {
       "ready-port": { type: "string" },
       "ready-pattern": { type: "string" },
       "ready-timeout": { type: "string" },
+      "ready-url": { type: "string" },
+      "restart-on": { type: "string" },
+      "max-restarts": { type: "string" },
+      "restart-delay": { type: "string" },
       tty: { type: "boolean" },
       cwd: { type: "string" },
       env: { type: "string", multiple: true },
@@ -61,8 +74,17 @@ export async function startCommand(argv: string[]): Promise<number> {
   const readyPort = intOption("start", "ready-port", values["ready-port"], 1);
   const readyTimeout = secondsOption("start", "ready-timeout", values["ready-timeout"]);
   if (values.restart && !values.name) return reportError("start: --restart needs --name", 2);
+  const restartOn = values["restart-on"] as string | undefined;
+  if (restartOn !== undefined && restartOn !== "failure" && restartOn !== "always") {
+    return reportError(`start: --restart-on must be 'failure' or 'always', got '${restartOn}'`, 2);
+  }
+  const maxRestarts = intOption("start", "max-restarts", values["max-restarts"], 0);
+  const restartDelay = secondsOption("start", "restart-delay", values["restart-delay"]);
+  if (restartOn === undefined && (maxRestarts !== undefined || restartDelay !== undefined)) {
+    return reportError("start: --max-restarts and --restart-delay need --restart-on failure|always", 2);
+  }
   const name = values.name as string | undefined;
-  const forwarded = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !NOT_FORWARDED.has(k))) as Record<string, string>;
+  const forwarded = forwardedEnv();
   const args: Record<string, unknown> = {
     command: line,
     run_in_background: true,
@@ -71,6 +93,10 @@ export async function startCommand(argv: string[]): Promise<number> {
     ...(name !== undefined ? { name } : {}),
     ...(readyPort !== undefined ? { ready_port: readyPort } : {}),
     ...(values["ready-pattern"] !== undefined ? { ready_pattern: values["ready-pattern"] } : {}),
+    ...(values["ready-url"] !== undefined ? { ready_url: values["ready-url"] } : {}),
+    ...(restartOn !== undefined ? { restart_on: restartOn } : {}),
+    ...(maxRestarts !== undefined ? { max_restarts: maxRestarts } : {}),
+    ...(restartDelay !== undefined ? { restart_delay_seconds: restartDelay } : {}),
     ...(readyTimeout !== undefined ? { ready_timeout_seconds: Math.max(1, Math.ceil(readyTimeout)) } : {}),
     ...(values.tty ? { tty: true } : {}),
   };
@@ -87,11 +113,7 @@ export async function startCommand(argv: string[]): Promise<number> {
     if (result.error) {
       if (!values.json) {
         reportError(result);
-        const ctx = (result.context ?? {}) as Record<string, unknown>;
-        for (const stream of ["stdout", "stderr"] as const) {
-          const text = typeof ctx[stream] === "string" ? (ctx[stream] as string) : "";
-          if (text) process.stderr.write(`--- ${stream} (last lines) ---\n${text.split("\n").slice(-20).join("\n")}${text.endsWith("\n") ? "" : "\n"}`);
-        }
+        printOutputTail((result.context ?? {}) as Record<string, unknown>);
       }
       return result.error_code === "TIMEOUT" ? 124 : 1;
     }

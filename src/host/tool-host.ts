@@ -15,6 +15,7 @@ import { canonicalRoot } from "../safety/paths.ts";
 import { capResultSize } from "./result-size.ts";
 import { errorResult, invalidArguments, ToolError, type ToolResult } from "../tools/errors.ts";
 import { TOOLS } from "../tools/index.ts";
+import { restartTask } from "../tools/restart-task.ts";
 import type { ConfirmationPolicy, ToolContext, ToolDefinition } from "../tools/types.ts";
 import type { Runtime } from "../runtime/types.ts";
 
@@ -109,6 +110,13 @@ export class ToolHost {
       if (e instanceof ToolError) return e.toResult();
       return errorResult("IO_ERROR", `${name} failed: ${(e as Error).message}`, { tool: name });
     }
+  }
+
+  /** Restarts a background task in place (the CLI's `restart` verb, through the daemon). */
+  async restart(ref: string, signal?: AbortSignal): Promise<ToolResult> {
+    if (this.closing) return errorResult("IO_ERROR", "The server is shutting down", { task_id: ref });
+    const all = signal ? AbortSignal.any([signal, this.shutdown.signal]) : this.shutdown.signal;
+    return restartTask({ ...this.base, signal: all }, ref);
   }
 
   private remoteRuntime(host: string): Runtime {

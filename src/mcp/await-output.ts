@@ -30,7 +30,7 @@ export type AwaitOutputResult = z.infer<typeof AwaitOutputResultSchema>;
 
 /** Server side: resolves when there is news for the caller (more output, the end, or the timeout). */
 export async function awaitOutput(registry: Registry, p: AwaitOutputParams, signal: AbortSignal): Promise<AwaitOutputResult> {
-  const task = registry.get(p.task_id);
+  const task = registry.resolve(p.task_id);
   if (!task) return { found: false, running: false, stdout_total: 0, stderr_total: 0 };
   const snapshot = (): AwaitOutputResult => ({
     found: true,

@@ -2,6 +2,7 @@ import { chmodSync, rmSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import type { ToolHost } from "../host/tool-host.ts";
 import { AwaitOutputRequestSchema, awaitOutput } from "./await-output.ts";
+import { RestartRequestSchema } from "./restart-request.ts";
 import { createMcpServer } from "./server.ts";
 import { SocketTransport } from "./socket-transport.ts";
 
@@ -42,6 +43,7 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
     idleTimer = null;
     const server = createMcpServer(host);
     server.setRequestHandler(AwaitOutputRequestSchema, (request, extra) => awaitOutput(host.registry, request.params, extra.signal));
+    server.setRequestHandler(RestartRequestSchema, (request, extra) => host.restart(request.params.task_id, extra.signal));
     socket.on("close", () => {
       connections.delete(socket);
       void server.close().catch(() => {});

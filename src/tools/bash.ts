@@ -3,19 +3,28 @@ import { awaitForeground } from "../background/tasks/foreground.ts";
 import { whenWaitingForInput } from "../background/watch/input-wait.ts";
 import { childEnv, remoteEnv } from "../runtime/env.ts";
 import { guardCommand } from "./command-guard.ts";
-import { errorResult, ToolError } from "./errors.ts";
+import { errorResult, ToolError, type ToolResult } from "./errors.ts";
 import { exitFields, foregroundOutput, streamField } from "./output-fields.ts";
 import { checkInteractive, interactiveParameters } from "./interactive-params.ts";
 import { interactiveFields, stdoutText } from "./tty-fields.ts";
 import { remoteTarget, runtimeErrorResult } from "./remote.ts";
-import { compileService, existingService, serviceParameters, startService } from "./service.ts";
+import { armService, compileService, existingService, serviceParameters, startService } from "./service.ts";
 import { startProgress } from "../background/watch/progress.ts";
 import { envSchema, osString } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
+import { startDeclaredService } from "./declared-service.ts";
 
 const schema = z
   .object({
-    command: osString().min(1, "must be a non-empty string").describe("The bash command to run with `bash -c` (e.g. 'npm test', 'git status')."),
+    command: osString()
+      .min(1, "must be a non-empty string")
+      .optional()
+      .describe("The bash command to run with `bash -c` (e.g. 'npm test', 'git status'). Required unless `service` is given."),
+    service: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Start this service declared in agent-shell.toml (in working_directory) with its dependencies, in order, each once ready; running ones are kept. Instead of command."),
     description: z.string().optional().describe("Short human-readable description of what the command does; echoed back in results."),
     timeout_seconds: z
       .number()
@@ -46,7 +55,13 @@ const schema = z
     ...serviceParameters,
     ...interactiveParameters,
   })
-  .strict();
+  .strict()
+  .superRefine((v, issue) => {
+    // `command` is required, unless a declared service is started instead.
+    if (v.command === undefined && v.service === undefined) {
+      issue.addIssue({ code: "invalid_type", expected: "string", input: undefined, path: ["command"], message: "expected string, received undefined" });
+    }
+  });
 
 export const bashTool = defineTool({
   name: "bash",
@@ -63,7 +78,11 @@ export const bashTool = defineTool({
     "{command, task_id, status, backgrounded: true, stdout, stderr, pid, screen?, waiting_for_input?, prompt?} when a foreground command was backgrounded; " +
     "{needs_confirmation, command, message, description?} for a command that needs approval.",
   schema,
-  async run(args, ctx) {
+  async run(input, ctx): Promise<ToolResult> {
+    if (input.service !== undefined) {
+      return startDeclaredService({ ...input, service: input.service }, ctx, (a): Promise<ToolResult> => bashTool.run(a as typeof input, ctx));
+    }
+    const args = { ...input, command: input.command ?? "" };
     const remote = args.host !== undefined ? remoteTarget(ctx, args.host, args.working_directory, { command: args.command }) : null;
     if (remote && "result" in remote) return remote.result;
     // Bad parameters fail before the safety checks, so they never use up a confirmation.
@@ -105,6 +124,7 @@ export const bashTool = defineTool({
     ctx.onTask?.(task);
     const described = args.description !== undefined ? { description: args.description } : {};
     if (background) {
+      armService(task, args, ctx);
       const started = await startService(task, args, service, ctx);
       if ("error" in started) return started;
       const named = args.name !== undefined ? { name: args.name } : {};

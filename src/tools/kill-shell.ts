@@ -6,7 +6,7 @@ import { defineTool } from "./types.ts";
 
 const schema = z
   .object({
-    task_id: z.string().min(1).describe("The id of the task to kill (e.g. 'bg-1')."),
+    task_id: z.string().min(1).describe("The id of the task to kill (e.g. 'bg-1'), or a service name (its newest task)."),
   })
   .strict();
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { watchOutput } from "../background/watch/output-watch.ts";
 import { awaitReadiness } from "../background/watch/readiness.ts";
 import type { Task } from "../background/tasks/task.ts";
+import { applyRestartPolicy } from "../background/tasks/restart-policy.ts";
 import { errorResult, type ToolResult } from "./errors.ts";
 import { exitFields, foregroundOutput } from "./output-fields.ts";
 import { compileUserRegex } from "../safety/regex-guard.ts";
@@ -16,6 +17,22 @@ export const serviceParameters = {
     .describe("Service name (background only): while a task of this name runs, the same call returns it (already_running: true) instead of starting a duplicate."),
   ready_pattern: z.string().min(1).optional().describe("Background only: return once an output line matches this regex (ready: true)."),
   ready_port: z.number().int().min(1).max(65535).optional().describe("Background only: return once this TCP port accepts connections (ready: true)."),
+  ready_url: z
+    .string()
+    .regex(/^https?:\/\//i, "must be an http:// or https:// URL")
+    .optional()
+    .describe("Background only: return once a GET of this URL answers 2xx or 3xx (ready: true)."),
+  restart_on: z
+    .enum(["failure", "always"])
+    .optional()
+    .describe("Background only: when the task exits on its own (non-zero exit, or any exit), start it again in place, same id. A kill never restarts. (default: never)"),
+  max_restarts: z.number().int().min(0).max(1_000_000).optional().describe("With restart_on: at most this many automatic restarts. (default: unlimited)"),
+  restart_delay_seconds: z
+    .number()
+    .min(0)
+    .max(3600)
+    .optional()
+    .describe("With restart_on: seconds before a restart; doubled after each quick failure, up to 30. (default: 1)"),
   ready_timeout_seconds: z
     .number()
     .positive()
@@ -34,8 +51,12 @@ export interface ServiceArgs {
   name?: string;
   ready_pattern?: string;
   ready_port?: number;
+  ready_url?: string;
   ready_timeout_seconds?: number;
   notify_pattern?: string;
+  restart_on?: "failure" | "always";
+  max_restarts?: number;
+  restart_delay_seconds?: number;
 }
 
 export interface CompiledService {
@@ -45,7 +66,9 @@ export interface CompiledService {
 
 /** Validates the service parameters; the compiled regexes, or the error to return. */
 export function compileService(args: ServiceArgs): CompiledService | ToolResult {
-  const backgroundOnly = (["name", "ready_pattern", "ready_port", "ready_timeout_seconds", "notify_pattern"] as const).filter(
+  const backgroundOnly = (
+    ["name", "ready_pattern", "ready_port", "ready_url", "ready_timeout_seconds", "notify_pattern", "restart_on", "max_restarts", "restart_delay_seconds"] as const
+  ).filter(
     (k) => args[k] !== undefined,
   );
   if (backgroundOnly.length && !args.run_in_background) {
@@ -85,21 +108,21 @@ export async function startService(task: Task, args: ServiceArgs, service: Compi
       maxNotices: ctx.config.max_notifications,
     });
   }
-  if (!service.ready && args.ready_port === undefined) return {};
+  if (!service.ready && args.ready_port === undefined && args.ready_url === undefined) return {};
   const timeoutSeconds = args.ready_timeout_seconds ?? 60;
   const readiness = await awaitReadiness(
     task,
-    { pattern: service.ready, port: args.ready_port, timeoutMs: timeoutSeconds * 1000 },
+    { pattern: service.ready, port: args.ready_port, url: args.ready_url, timeoutMs: timeoutSeconds * 1000 },
     // ready_port is checked where the task runs (on its SSH host for a remote task).
     (port) => (task.host !== undefined ? ctx.runtimeFor(task.host) : ctx.runtime).portOpen(port),
     ctx.signal,
   );
   if (readiness.outcome === "ready") return { ready: true, ready_after_ms: readiness.afterMs };
-  if (task.running) await task.kill();
+  await task.kill(); // also cancels a restart its policy may have scheduled
   await task.ended;
   const context = { command: args.command, task_id: task.id, ...exitFields(task), ...foregroundOutput(task, ctx.config.max_output_bytes) };
   if (readiness.outcome === "timeout") {
-    const what = [service.ready ? `no output line matched ready_pattern '${args.ready_pattern}'` : "", args.ready_port ? `port ${args.ready_port} did not accept connections` : ""]
+    const what = [service.ready ? `no output line matched ready_pattern '${args.ready_pattern}'` : "", args.ready_port ? `port ${args.ready_port} did not accept connections` : "", args.ready_url ? `GET ${args.ready_url} did not answer 2xx/3xx` : ""]
       .filter(Boolean)
       .join(" and ");
     return errorResult("TIMEOUT", `Service not ready after ${timeoutSeconds} seconds (${what}); it was killed`, context);
@@ -110,4 +133,14 @@ export async function startService(task: Task, args: ServiceArgs, service: Compi
     `Command exited before becoming ready (exit code ${task.exitCode ?? "unknown"}${task.exit?.signal ? `, ${task.exit.signal}` : ""})`,
     context,
   );
+}
+
+/** Remembers how a background service was started (a restart replays its readiness) and arms its restart policy. */
+export function armService(task: Task, args: ServiceArgs, ctx: ToolContext): void {
+  const { name, ready_pattern, ready_port, ready_url, ready_timeout_seconds, restart_on, max_restarts, restart_delay_seconds } = args;
+  task.serviceArgs = { command: args.command, name, ready_pattern, ready_port, ready_url, ready_timeout_seconds };
+  if (restart_on === undefined) return;
+  const policy = { on: restart_on, maxRestarts: max_restarts, delayMs: (restart_delay_seconds ?? 1) * 1000 };
+  task.restartPolicy = policy;
+  applyRestartPolicy(task, policy, (t) => ctx.launcher.relaunch(t));
 }

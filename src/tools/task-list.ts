@@ -29,6 +29,9 @@ export function listEntry(task: Task): Record<string, unknown> {
     ...(task.endedAt ? { ended_at: task.endedAt.toISOString() } : {}),
     ...exitFields(task),
     ...(task.lostReason ? { lost_reason: task.lostReason } : {}),
+    restarts: task.restarts,
+    ...(task.restartPolicy ? { restart_on: task.restartPolicy.on } : {}),
+    ...(task.cancelPendingRestart ? { restart_pending: true } : {}),
     ...(task.running && task.handle?.note ? { note: task.handle.note } : {}),
     ...(spoolError ? { spool_error: spoolError } : {}),
   };
@@ -38,7 +41,7 @@ export const taskListTool = defineTool({
   name: "task_list",
   description:
     "List background tasks (bash commands and subagents), ordered by id, with their status. " +
-    "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?, signal?, lost_reason?, note?, spool_error?}]}",
+    "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?, signal?, lost_reason?, restarts, restart_on?, restart_pending?, note?, spool_error?}]}",
   schema,
   async run(args, ctx) {
     const which = args.status ?? "all";

@@ -13,7 +13,7 @@ const MAX_BYTES_LIMIT = 1_000_000;
 
 const schema = z
   .object({
-    task_id: z.string().min(1).optional().describe("The task to read (e.g. 'bg-1'). Give this or task_ids."),
+    task_id: z.string().min(1).optional().describe("The task to read: its id (e.g. 'bg-1') or a service name (its newest task). Give this or task_ids."),
     task_ids: z.array(z.string().min(1)).min(1).optional().describe("Several tasks to read (and wait for, with `until`)."),
     until: z
       .enum(["any", "all"])

@@ -126,6 +126,16 @@ export class Spool {
     }
   }
 
+  /** Appends again after close() (a task restarted in place writes on into the same file). */
+  reopen(): void {
+    if (this.fd !== null || this.error !== null || !this.started) return;
+    try {
+      this.fd = openSync(this.path, "a", 0o600);
+    } catch (e) {
+      this.fail(`cannot reopen spool file ${this.path}: ${(e as Error).message}`);
+    }
+  }
+
   close(): void {
     if (this.fd === null) return;
     try {

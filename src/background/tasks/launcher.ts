@@ -71,6 +71,7 @@ export class Launcher {
     task.attach(handle);
     if (id) {
       this.registry.register(task, id);
+      if (!req.spec.tty) task.relaunch = () => req.runtime.spawn(req.spec);
     } else {
       const untrack = this.registry.trackForeground(task);
       task.onEnd(untrack);
@@ -86,6 +87,15 @@ export class Launcher {
       });
     }
     return task;
+  }
+
+  /** Starts an ended background task again under its id (restart in place); false if it cannot be. */
+  async relaunch(task: Task): Promise<boolean> {
+    if (!task.relaunch || task.running || this.registry.isClosed || task.id === null) return false;
+    const handle = await task.relaunch();
+    task.respawn(handle);
+    this.registry.revive(task);
+    return true;
   }
 
   /**

@@ -110,6 +110,23 @@ export class Registry {
     return [...this.tasks.values()].sort((a, b) => idNumber(a.id!) - idNumber(b.id!));
   }
 
+  /** A task by id, or by name: a name means the newest task of that name. */
+  resolve(ref: string): Task | undefined {
+    const byId = this.tasks.get(ref);
+    if (byId) return byId;
+    let newest: Task | undefined;
+    for (const t of this.tasks.values()) if (t.name === ref && (!newest || idNumber(t.id!) > idNumber(newest.id!))) newest = t;
+    return newest;
+  }
+
+  /** A task restarted in place runs again: it no longer expires, and meta.json says so. */
+  revive(task: Task): void {
+    const timer = this.expiryTimers.get(task.id!);
+    if (timer) clearTimeout(timer);
+    this.expiryTimers.delete(task.id!);
+    this.persist(task);
+  }
+
   findRunningByName(name: string): Task | undefined {
     for (const t of this.tasks.values()) if (t.running && t.name === name) return t;
     return undefined;
@@ -133,7 +150,7 @@ export class Registry {
   /** Drop a finished task and its log files. */
   forget(id: string): void {
     const task = this.tasks.get(id);
-    if (!task || task.running) return;
+    if (!task || task.running || task.cancelPendingRestart) return;
     this.tasks.delete(id);
     const timer = this.expiryTimers.get(id);
     if (timer) clearTimeout(timer);
@@ -144,6 +161,7 @@ export class Registry {
   /** Terminate every running task's process group (TERM → grace → KILL), in parallel. */
   async shutdown(): Promise<void> {
     this.closed = true;
+    for (const t of this.tasks.values()) t.cancelPendingRestart?.();
     const running = [...this.tasks.values(), ...this.foreground].filter((t) => t.running);
     await Promise.all(running.map((t) => t.kill()));
     for (const timer of this.expiryTimers.values()) clearTimeout(timer);

@@ -52,7 +52,18 @@ export class Task {
   readonly stdout: OutputStream;
   readonly stderr: OutputStream;
   logDir?: string;
-  readonly startedAt: Date;
+  /** When the current run started (a restart in place starts a new run under the same id). */
+  startedAt: Date;
+  /** How many times this task was started again in place (restart verb or restart policy). */
+  restarts = 0;
+  /** Starts the same command again (background tasks); set by the launcher. */
+  relaunch?: () => Promise<ProcessHandle>;
+  /** Cancels a restart the restart policy has scheduled; a kill by the user calls it. */
+  cancelPendingRestart: (() => void) | null = null;
+  /** Readiness and policy arguments the task was started with, replayed by a restart. */
+  serviceArgs?: Record<string, unknown>;
+  /** Shown by `ps`/task_list: the policy that restarts this task when it exits. */
+  restartPolicy?: { on: "failure" | "always"; maxRestarts?: number; delayMs: number };
   readonly rawOutput?: OutputStream;
   readonly terminal?: TerminalScreen;
   readonly keepStdinOpen: boolean;
@@ -64,7 +75,7 @@ export class Task {
   lostReason?: string;
   handle: ProcessHandle | null = null;
   /** Resolves when the task has ended and its output is complete. */
-  readonly ended: Promise<void>;
+  ended: Promise<void>;
   private resolveEnded!: () => void;
   private killRequested = false;
   private killing: Promise<void> | null = null;
@@ -148,8 +159,28 @@ export class Task {
     else this.finish("completed", exit);
   }
 
+  /**
+   * Starts a new run of an ended task under the same id, same streams (its logs go on in
+   * the same files): a restart in place. Status leaves `running` once per run.
+   */
+  respawn(handle: ProcessHandle): void {
+    if (this.running) throw new Error(`task ${this.id} is still running`);
+    this.status = "running";
+    this.exit = null;
+    this.endedAt = null;
+    this.lostReason = undefined;
+    this.killRequested = false;
+    this.startedAt = new Date();
+    this.restarts++;
+    this.ended = new Promise((r) => (this.resolveEnded = r));
+    for (const s of [this.stdout, this.stderr, this.rawOutput]) s?.spool?.reopen();
+    this.attach(handle);
+  }
+
   /** Terminates the task's whole process group; resolves when the group is gone. */
   kill(): Promise<void> {
+    // A kill by the user also cancels a restart the policy has scheduled.
+    this.cancelPendingRestart?.();
     if (!this.running) return Promise.resolve();
     this.killRequested = true;
     return this.killGroup();

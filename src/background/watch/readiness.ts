@@ -4,6 +4,8 @@ import type { Task } from "../tasks/task.ts";
 export interface ReadinessSpec {
   pattern?: RegExp;
   port?: number;
+  /** Ready when a GET of this URL answers 2xx or 3xx (redirects are not followed). */
+  url?: string;
   timeoutMs: number;
 }
 
@@ -28,6 +30,7 @@ export async function awaitReadiness(
   const conditions: Promise<void>[] = [];
   if (spec.pattern) conditions.push(patternSeen(task, spec.pattern, cleanups));
   if (spec.port !== undefined) conditions.push(portAccepting(spec.port, portOpen, () => settled));
+  if (spec.url !== undefined) conditions.push(urlAnswering(spec.url, () => settled));
   const result = await new Promise<Readiness>((resolve) => {
     Promise.all(conditions).then(() => resolve({ outcome: "ready", afterMs: Math.round(performance.now() - started) }));
     task.ended.then(() => resolve({ outcome: "exited" }));
@@ -74,6 +77,20 @@ function patternSeen(task: Task, pattern: RegExp, cleanups: Array<() => void>): 
 async function portAccepting(port: number, portOpen: (port: number) => Promise<boolean>, stop: () => boolean): Promise<void> {
   while (!stop()) {
     if (await portOpen(port)) return;
+    await Bun.sleep(PORT_PROBE_INTERVAL_MS);
+  }
+  return new Promise(() => {});
+}
+
+async function urlAnswering(url: string, stop: () => boolean): Promise<void> {
+  while (!stop()) {
+    try {
+      const res = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(2000) });
+      await res.body?.cancel();
+      if (res.status >= 200 && res.status < 400) return;
+    } catch {
+      /* not listening yet */
+    }
     await Bun.sleep(PORT_PROBE_INTERVAL_MS);
   }
   return new Promise(() => {});
