@@ -13,6 +13,7 @@ export const HOST_FLAGS = {
   "agent-command": { type: "string" },
   "state-dir": { type: "string" },
   persist: { type: "boolean" },
+  sandbox: { type: "string" },
   yes: { type: "boolean" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -38,6 +39,7 @@ export function configFlags(values: HostFlags): Record<string, unknown> {
   }
   if (values.allow) flags.allowed_paths = values.allow;
   if (values["state-dir"]) flags.state_dir = values["state-dir"];
+  if (values.sandbox !== undefined) flags.sandbox = values.sandbox;
   if (values["agent-command"] !== undefined) {
     try {
       flags.agent_command = parseArgvTemplate(values["agent-command"]);

@@ -12,6 +12,7 @@ import { SshHosts } from "../runtime/ssh/runtime.ts";
 import { watchdog } from "../runtime/watchdog.ts";
 import { PendingConfirmations } from "../safety/confirmations.ts";
 import { canonicalRoot } from "../safety/paths.ts";
+import { Sandbox } from "../sandbox/setup.ts";
 import { capResultSize } from "./result-size.ts";
 import { errorResult, invalidArguments, ToolError, type ToolResult } from "../tools/errors.ts";
 import { TOOLS } from "../tools/index.ts";
@@ -52,6 +53,7 @@ export class ToolHost {
   readonly config: Config;
   readonly cwd: string;
   readonly registry: Registry;
+  readonly sandbox: Sandbox;
   private readonly owner: OwnerFolder;
   private readonly launcher: Launcher;
   private readonly sshHosts: SshHosts;
@@ -64,8 +66,20 @@ export class ToolHost {
     this.config = ConfigSchema.parse(options.config ?? {});
     this.cwd = realpathSync(resolve(options.cwd ?? process.cwd()));
     const allowedRoots = [this.cwd, ...this.config.allowed_paths.map((p) => canonicalRoot(resolve(this.cwd, expandHome(p))))];
+    const stateRoot = resolve(this.config.state_dir ?? defaultStateDir());
+    // Before anything starts: an explicitly requested mode this machine cannot provide is fatal.
+    this.sandbox = new Sandbox({
+      mode: this.config.sandbox,
+      writable: this.config.sandbox_writable,
+      denyRead: this.config.sandbox_deny_read,
+      network: this.config.sandbox_network,
+      loopback: this.config.sandbox_network_loopback,
+      allowedRoots,
+      stateDirs: [stateRoot, defaultStateDir()],
+      stateRoot,
+    });
     watchdog(); // up before the first child, so no spawn is ever unwatched
-    this.owner = OwnerFolder.open(this.config.state_dir ?? defaultStateDir(), options.persist === true);
+    this.owner = OwnerFolder.open(stateRoot, options.persist === true);
     this.registry = new Registry({
       taskTtlMs: this.config.task_ttl_seconds * 1000,
       maxFinishedTasks: this.config.max_finished_tasks,
@@ -84,6 +98,7 @@ export class ToolHost {
       runtime: new LocalRuntime(),
       runtimeFor: (host) => this.remoteRuntime(host),
       confirmations: new PendingConfirmations(),
+      sandbox: this.sandbox,
       confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },
     };
   }

@@ -3,6 +3,10 @@ import { pinCwd } from "./pinned-cwd.ts";
 import { groupAlive, signalGroup } from "./process-group.ts";
 import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { watchdog } from "./watchdog.ts";
+import { sandboxedExit } from "../sandbox/exit-status.ts";
+
+/** Children started inside a sandbox: their exit status comes through bwrap (128+N for signal N). */
+const sandboxed = new WeakSet<Bun.Subprocess>();
 
 /** Where the child's stdio goes: pipe fds, or a pseudo-terminal (Bun's `terminal` option). */
 interface StdioOptions {
@@ -21,7 +25,11 @@ export function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess
   const cwd = pinCwd(spec.cwd);
   let proc: Bun.Subprocess;
   try {
-    proc = Bun.spawn(spec.argv ?? ["bash", "-c", spec.command], { ...stdio, cwd: cwd.path, env: spec.env, detached: true } as never);
+    const argv = spec.argv ?? ["bash", "-c", spec.command];
+    // Sandboxed: bwrap starts in the pinned directory and --chdir's the command into its validated path.
+    const full = spec.sandbox ? spec.sandbox.wrap(argv, spec.cwd) : argv;
+    proc = Bun.spawn(full, { ...stdio, cwd: cwd.path, env: spec.env, detached: true } as never);
+    if (spec.sandbox) sandboxed.add(proc);
   } finally {
     cwd.release();
   }
@@ -44,7 +52,8 @@ export abstract class LocalProcess {
     this.pgid = proc.pid;
     this.exited = proc.exited.then(() => {
       this.leaderExited = true;
-      return { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };
+      const status = { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };
+      return sandboxed.has(proc) ? sandboxedExit(status.code, status.signal) : status;
     });
   }
 

@@ -1,3 +1,5 @@
+import type { SandboxRun } from "../sandbox/setup.ts";
+
 /**
  * The one seam every runtime implements. Nothing above this layer knows whether a
  * process is local or remote, piped or on a terminal.
@@ -20,6 +22,8 @@ export interface SpawnSpec {
   tty?: { cols: number; rows: number };
   /** Background work that should outlive the runtime's connection (remote runtimes run it detached). */
   durable?: boolean;
+  /** Run inside this OS sandbox (SPEC §11); local runtimes only. */
+  sandbox?: SandboxRun;
 }
 
 export interface ExitStatus {

@@ -12,6 +12,8 @@ import { compileService, existingService, serviceParameters, startService } from
 import { startProgress } from "../background/watch/progress.ts";
 import { envSchema, osString } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
+import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox-guard.ts";
+import { sandboxFields } from "./sandbox-fields.ts";
 
 const schema = z
   .object({
@@ -43,6 +45,7 @@ const schema = z
       .describe(
         "Name of a configured SSH host ([hosts.NAME] in the config) to run the command on; working_directory is then a path on that host (default there: the remote home) and the local allowed paths do not apply. (default: run locally)",
       ),
+    sandbox: sandboxParameter,
     ...serviceParameters,
     ...interactiveParameters,
   })
@@ -58,7 +61,8 @@ export const bashTool = defineTool({
     "needs_confirmation; a few (rm -rf /, mkfs, …) are always refused. " +
     "tty: true runs it under a pseudo-terminal; write_stdin types into tty tasks and keep_stdin_open background tasks; background_after_seconds " +
     "turns a long foreground command into a background task instead of waiting. " +
-    "Returns: {command, exit_code, stdout, stderr, success, duration_ms, description?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?, screen?} " +
+    "Commands run in an OS sandbox (writes only under the allowed paths, temp and tool caches; secrets unreadable); sandbox_denied says what it refused. " +
+    "Returns: {command, exit_code, stdout, stderr, success, duration_ms, sandbox, sandbox_level?, sandbox_denied?, description?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?, screen?} " +
     "in the foreground; {command, task_id, status, pid, description?, name?, ready?, ready_after_ms?, already_running?, screen?} with run_in_background; " +
     "{command, task_id, status, backgrounded: true, stdout, stderr, pid, screen?, waiting_for_input?, prompt?} when a foreground command was backgrounded; " +
     "{needs_confirmation, command, message, description?} for a command that needs approval.",
@@ -71,8 +75,14 @@ export const bashTool = defineTool({
     if ("error" in service) return service;
     const badCombination = checkInteractive(args);
     if (badCombination) return badCombination;
+    // Local commands run in the OS sandbox; asking for a looser one is confirmed first.
+    const sandboxed = remote
+      ? null
+      : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description });
+    if (sandboxed && "result" in sandboxed) return sandboxed.result;
     const guard = await guardCommand(ctx, args, { checkPath: !remote });
     if ("result" in guard) return guard.result;
+    const contained = sandboxed ? callSandbox(ctx, sandboxed.mode, guard.cwd) : { run: undefined, report: { mode: "remote" } };
     const background = args.run_in_background === true;
     const existing = existingService(ctx, args.name);
     if (existing) return existing;
@@ -83,6 +93,7 @@ export const bashTool = defineTool({
       stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
       tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
       durable: background,
+      sandbox: contained.run,
     };
     let task;
     try {
@@ -95,6 +106,7 @@ export const bashTool = defineTool({
         spec,
         runtime: remote ? remote.runtime : ctx.runtime,
         background,
+        sandbox: contained.report,
       });
     } catch (e) {
       if (e instanceof ToolError) return e.toResult();
@@ -108,7 +120,7 @@ export const bashTool = defineTool({
       const started = await startService(task, args, service, ctx);
       if ("error" in started) return started;
       const named = args.name !== undefined ? { name: args.name } : {};
-      return { command: args.command, task_id: task.id, status: "running", ...described, ...named, pid: task.pid, ...started, ...interactiveFields(task) };
+      return { command: args.command, task_id: task.id, status: "running", ...described, ...named, pid: task.pid, ...started, ...interactiveFields(task), ...sandboxFields(task) };
     }
     const timeoutSeconds = args.timeout_seconds ?? ctx.config.timeout_seconds;
     const stopProgress = ctx.progress ? startProgress(task, (bytes, line) => ctx.progress!(bytes, line)) : () => {};
@@ -130,7 +142,7 @@ export const bashTool = defineTool({
       const output = { ...streamField(stdout, ctx.config.max_output_bytes), ...streamField(task.stderr, ctx.config.max_output_bytes) };
       stdout.cursor = stdout.total;
       task.stderr.cursor = task.stderr.total;
-      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task) };
+      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task), ...sandboxFields(task) };
     }
     const output = foregroundOutput(task, ctx.config.max_output_bytes);
     if (outcome === "timeout") {
@@ -139,6 +151,7 @@ export const bashTool = defineTool({
         description: args.description ?? null,
         timeout_seconds: timeoutSeconds,
         ...output,
+        ...sandboxFields(task),
       });
     }
     if (outcome === "aborted") {
@@ -158,6 +171,7 @@ export const bashTool = defineTool({
       ...described,
       duration_ms: task.durationMs,
       ...(task.terminal ? { screen: task.terminal.screen() } : {}),
+      ...sandboxFields(task),
     };
   },
 });

@@ -3,6 +3,7 @@ import type { Task } from "../background/tasks/task.ts";
 import { exitFields } from "./output-fields.ts";
 import { identity } from "./task-fields.ts";
 import { defineTool } from "./types.ts";
+import { sandboxFields } from "./sandbox-fields.ts";
 
 const schema = z
   .object({
@@ -31,6 +32,7 @@ export function listEntry(task: Task): Record<string, unknown> {
     ...(task.lostReason ? { lost_reason: task.lostReason } : {}),
     ...(task.running && task.handle?.note ? { note: task.handle.note } : {}),
     ...(spoolError ? { spool_error: spoolError } : {}),
+    ...sandboxFields(task),
   };
 }
 
@@ -38,7 +40,7 @@ export const taskListTool = defineTool({
   name: "task_list",
   description:
     "List background tasks (bash commands and subagents), ordered by id, with their status. " +
-    "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?, signal?, lost_reason?, note?, spool_error?}]}",
+    "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?, signal?, lost_reason?, note?, spool_error?, sandbox?, sandbox_level?, sandbox_denied?}]}",
   schema,
   async run(args, ctx) {
     const which = args.status ?? "all";

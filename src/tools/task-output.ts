@@ -7,6 +7,7 @@ import { exitFields } from "./output-fields.ts";
 import { findTask, identity } from "./task-fields.ts";
 import { interactiveFields, stdoutText } from "./tty-fields.ts";
 import { compileUserRegex } from "../safety/regex-guard.ts";
+import { sandboxFields } from "./sandbox-fields.ts";
 import { defineTool } from "./types.ts";
 
 const MAX_BYTES_LIMIT = 1_000_000;
@@ -62,7 +63,7 @@ export const taskOutputTool = defineTool({
     "Get the output and status of a background task, optionally waiting for it to end (the wait returns as soon as the task exits). " +
     "Status is 'running', 'completed' (ended on its own, whatever its exit code), 'killed' or 'lost'. Each call moves the task's read cursor " +
     "to the end of its output, so only_new returns what arrived since the last read. offset/length read any byte range of the full output " +
-    "from the log file. Returns: {task_id, task_type, kind, status, host?, stdout, stderr?, exit_code?, signal?, lost_reason?, note?, stdout_total_bytes, " +
+    "from the log file. Returns: {task_id, task_type, kind, status, host?, stdout, stderr?, exit_code?, signal?, lost_reason?, note?, stdout_total_bytes, sandbox?, sandbox_level?, sandbox_denied?, " +
     "stderr_total_bytes, duration_ms, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?, spool_error?, screen?, waiting_for_input?, " +
     "prompt?}; with task_ids: " +
     "{results: [...], finished: [task_id...]}",
@@ -137,7 +138,7 @@ function readTask(task: Task, args: Args, filter: RegExp | undefined): ToolResul
   addPaths(result, task.stderr);
   const spoolError = task.stdout.spool?.error ?? task.stderr.spool?.error;
   if (spoolError) result.spool_error = spoolError;
-  return Object.assign(result, interactiveFields(task));
+  return Object.assign(result, interactiveFields(task), sandboxFields(task));
 }
 
 function addPaths(result: ToolResult, stream: OutputStream): void {

@@ -6,6 +6,7 @@ import type { OwnerFolder } from "../background/state/state-dir.ts";
 import type { Config } from "../config/schema.ts";
 import type { Runtime } from "../runtime/types.ts";
 import type { PendingConfirmations } from "../safety/confirmations.ts";
+import type { Sandbox } from "../sandbox/setup.ts";
 import type { ToolResult } from "./errors.ts";
 
 /** How a caution command gets approved: the MCP two-step flow, or a prompt/flag in the CLI. */
@@ -25,6 +26,8 @@ export interface ToolContext {
   /** The runtime of a configured SSH host; throws INVALID_ARGUMENT (listing the known hosts) for an unknown name. */
   runtimeFor(host: string): Runtime;
   confirmations: PendingConfirmations;
+  /** The server's OS sandbox (SPEC §11): default mode, level, per-call wrappers. */
+  sandbox: Sandbox;
   confirmationPolicy: ConfirmationPolicy;
   /** Aborted when the caller goes away (MCP cancellation, shutdown). */
   signal: AbortSignal;

@@ -3,7 +3,7 @@ import type { Runtime, SpawnSpec } from "../../runtime/types.ts";
 import { OutputStream } from "../output/stream.ts";
 import type { Registry } from "./registry.ts";
 import type { OwnerFolder } from "../state/state-dir.ts";
-import { Task, type TaskKind } from "./task.ts";
+import { Task, type TaskKind, type TaskSandbox } from "./task.ts";
 import { TerminalScreen } from "../terminal/screen.ts";
 import { existsSync, mkdirSync, renameSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -19,6 +19,8 @@ export interface LaunchRequest {
   runtime: Runtime;
   /** Background tasks get an id and spool from the first byte; foreground ones spool only long output. */
   background: boolean;
+  /** What containment the spawn gets (reported in every result). */
+  sandbox?: TaskSandbox;
 }
 
 /**
@@ -59,6 +61,7 @@ export class Launcher {
       logDir,
       ttyOutput,
       keepStdinOpen: req.spec.stdin === "pipe",
+      sandbox: req.sandbox,
     });
     if (req.background) for (const s of [task.stdout, task.stderr]) s.spool?.open();
     let handle;

@@ -33,6 +33,16 @@ export interface TaskInit {
   ttyOutput?: { raw: OutputStream; screen: TerminalScreen };
   /** Started with a writable stdin pipe (`keep_stdin_open`). */
   keepStdinOpen?: boolean;
+  /** The containment applied (SPEC §11): mode label and level. */
+  sandbox?: TaskSandbox;
+}
+
+export interface TaskSandbox {
+  mode: string;
+  level?: string;
+  /** Writable roots of the policy, to tell a denial outside them from any other failure. */
+  writableRoots?: string[];
+  network?: boolean;
 }
 
 /**
@@ -56,6 +66,7 @@ export class Task {
   readonly rawOutput?: OutputStream;
   readonly terminal?: TerminalScreen;
   readonly keepStdinOpen: boolean;
+  readonly sandbox?: TaskSandbox;
   /** When the child last wrote anything (for waiting-for-input detection). */
   lastOutputAtMs = performance.now();
   endedAt: Date | null = null;
@@ -88,6 +99,7 @@ export class Task {
     this.rawOutput = init.ttyOutput?.raw;
     this.terminal = init.ttyOutput?.screen;
     this.keepStdinOpen = init.keepStdinOpen === true;
+    this.sandbox = init.sandbox;
     this.ended = new Promise((r) => (this.resolveEnded = r));
   }
 

@@ -1,0 +1,71 @@
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { SandboxPolicy } from "./policy.ts";
+
+/**
+ * The "namespaces" level: bubblewrap builds a mount namespace in which `/` is a read-only
+ * view of the host, the writable roots are bound back writable, secrets and agent-shell's
+ * state are covered by mode-000 mounts, and a PID namespace holds everything the command
+ * starts. Capabilities are dropped (root included: without CAP_DAC_OVERRIDE a mode-000
+ * mount really gives EACCES), so the command cannot undo any of it.
+ */
+
+export interface BwrapProbe {
+  path: string;
+  version: string;
+}
+
+/** bwrap on PATH and able to build the namespaces we use, or why not. */
+export function probeBwrap(): BwrapProbe | { error: string } {
+  const path = Bun.which("bwrap") ?? (existsSync("/usr/bin/bwrap") ? "/usr/bin/bwrap" : null);
+  if (!path) return { error: "bubblewrap (bwrap) is not installed (apt-get install bubblewrap)" };
+  const version = Bun.spawnSync([path, "--version"], { stdout: "pipe", stderr: "pipe" }).stdout.toString().trim();
+  const trial = Bun.spawnSync([path, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"], { stdout: "pipe", stderr: "pipe" });
+  if (trial.exitCode !== 0) {
+    const why = trial.stderr.toString().trim() || `exit ${trial.exitCode}`;
+    return { error: `bwrap cannot create user/mount/pid namespaces here: ${why}` };
+  }
+  return { path, version };
+}
+
+/** root needs no user namespace to mount (and skipping it is cheaper); anyone else does. */
+function namespaceFlags(): string[] {
+  const flags = ["--unshare-pid", "--die-with-parent", "--cap-drop", "ALL"];
+  if (process.getuid?.() !== 0) flags.unshift("--unshare-user");
+  return flags;
+}
+
+/**
+ * A mode-000 empty file to mount over secret files. It lives in agent-shell's state dir,
+ * which the sandbox hides, so no command can change its mode.
+ */
+function emptyFile(stateRoot: string): string {
+  const path = join(stateRoot, "sandbox-empty");
+  if (!existsSync(path)) {
+    mkdirSync(stateRoot, { recursive: true, mode: 0o700 });
+    closeSync(openSync(path, "a", 0o000));
+  }
+  chmodSync(path, 0o000);
+  return path;
+}
+
+/** argv that runs `argv` under bwrap with `policy`, starting in `cwd` (already validated). */
+export function bwrapCommand(bwrap: string, policy: SandboxPolicy, argv: string[], opts: { cwd: string; stateRoot: string }): string[] {
+  const args = [bwrap, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
+  if (!policy.network) args.push("--unshare-net"); // a fresh namespace whose only interface is its own loopback
+  for (const root of policy.writableRoots) args.push("--bind", root, root);
+  for (const p of policy.readOnlyUnderWritable) args.push("--ro-bind", p, p);
+  let empty: string | null = null;
+  for (const p of policy.denyRead) {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      continue; // nothing there to hide (and nothing can create it outside the writable roots)
+    }
+    if (st.isDirectory()) args.push("--perms", "0000", "--tmpfs", p);
+    else args.push("--ro-bind", (empty ??= emptyFile(opts.stateRoot)), p);
+  }
+  args.push("--chdir", opts.cwd, "--", ...argv);
+  return args;
+}
