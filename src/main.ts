@@ -41,6 +41,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./cli/wait.ts")).waitCommand(rest);
     case "kill":
       return (await import("./cli/kill.ts")).killCommand(rest);
+    case "sandbox":
+      return (await import("./cli/sandbox-check.ts")).sandboxCommand(rest);
     case "daemon":
       return (await import("./cli/daemon.ts")).daemonCommand(rest);
     default:

@@ -5,12 +5,13 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprot
 import type { ToolHost } from "../host/tool-host.ts";
 import { isErrorResult } from "../tools/errors.ts";
 import { VERSION } from "../version.ts";
+import { sandboxInstructions } from "../sandbox/describe.ts";
 
 /** An MCP server over a ToolHost: tools/list, tools/call, cancellation, progress and notices. */
 export function createMcpServer(host: ToolHost): Server {
   const server = new Server(
     { name: "agent-shell", version: VERSION },
-    { capabilities: { tools: {}, logging: {} } },
+    { capabilities: { tools: {}, logging: {} }, instructions: sandboxInstructions(host.sandbox) },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: host.tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {

@@ -17,8 +17,10 @@ export interface BwrapProbe {
 
 /** bwrap on PATH and able to build the namespaces we use, or why not. */
 export function probeBwrap(): BwrapProbe | { error: string } {
-  const path = Bun.which("bwrap") ?? (existsSync("/usr/bin/bwrap") ? "/usr/bin/bwrap" : null);
-  if (!path) return { error: "bubblewrap (bwrap) is not installed (apt-get install bubblewrap)" };
+  // AGENT_SHELL_BWRAP: which bwrap to use (a testing/diagnostic knob, like AGENT_SHELL_SANDBOX_LEVEL).
+  const override = process.env.AGENT_SHELL_BWRAP;
+  const path = override ? (existsSync(override) ? override : null) : (Bun.which("bwrap") ?? (existsSync("/usr/bin/bwrap") ? "/usr/bin/bwrap" : null));
+  if (!path) return { error: `bubblewrap (bwrap) is not installed${override ? ` at ${override}` : ""} (apt-get install bubblewrap)` };
   const version = Bun.spawnSync([path, "--version"], { stdout: "pipe", stderr: "pipe" }).stdout.toString().trim();
   const trial = Bun.spawnSync([path, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"], { stdout: "pipe", stderr: "pipe" });
   if (trial.exitCode !== 0) {
