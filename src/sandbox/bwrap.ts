@@ -32,7 +32,9 @@ export function probeBwrap(): BwrapProbe | { error: string } {
 
 /** root needs no user namespace to mount (and skipping it is cheaper); anyone else does. */
 function namespaceFlags(): string[] {
-  const flags = ["--unshare-pid", "--die-with-parent", "--cap-drop", "ALL"];
+  // No --die-with-parent: a background task must outlive a crashed server or daemon, to be
+  // recovered (SPEC §5); the watchdog and the group kill reach the namespace's init instead.
+  const flags = ["--unshare-pid", "--cap-drop", "ALL"];
   if (process.getuid?.() !== 0) flags.unshift("--unshare-user");
   return flags;
 }
@@ -59,6 +61,8 @@ export function bwrapCommand(bwrap: string, policy: SandboxPolicy, argv: string[
   for (const p of policy.readOnlyUnderWritable) args.push("--ro-bind", p, p);
   let empty: string | null = null;
   for (const p of policy.denyRead) {
+    // Hiding the directory the command starts in would leave it nowhere (e.g. `run --cwd <state dir>`).
+    if (opts.cwd === p || opts.cwd.startsWith(p + "/")) continue;
     let st;
     try {
       st = statSync(p);
@@ -68,6 +72,9 @@ export function bwrapCommand(bwrap: string, policy: SandboxPolicy, argv: string[
     if (st.isDirectory()) args.push("--perms", "0000", "--tmpfs", p);
     else args.push("--ro-bind", (empty ??= emptyFile(opts.stateRoot)), p);
   }
+  // bwrap starts in the pinned directory (/proc/self/fd/N) and enters the validated path by name:
+  // a directory swapped for a symlink within those ~2 ms is entered through the symlink
+  // (README, limitations); the command still runs inside the sandbox.
   args.push("--chdir", opts.cwd, "--", ...argv);
   return args;
 }

@@ -65,7 +65,8 @@ export const taskTool = defineTool({
     } catch (e) {
       return errorResult("IO_ERROR", `Failed to start the subagent '${argv[0]}': ${(e as Error).message}`, { argv });
     }
-    if (args.background) return { task_id: task.id, status: "running", prompt: args.prompt, ...sandboxFields(task) };
+    // Parity shape {task_id, status, prompt}: task_output and task_list carry the sandbox fields.
+    if (args.background) return { task_id: task.id, status: "running", prompt: args.prompt };
     const timeoutSeconds = args.timeout_seconds ?? ctx.config.task_timeout_seconds;
     const outcome = await awaitForeground(task, { timeoutMs: timeoutSeconds * 1000, signal: ctx.signal });
     const output = foregroundOutput(task, ctx.config.max_output_bytes);
