@@ -26,9 +26,16 @@ export function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess
   let proc: Bun.Subprocess;
   try {
     const argv = spec.argv ?? ["bash", "-c", spec.command];
-    // Sandboxed: bwrap starts in the pinned directory and --chdir's the command into its validated path.
-    const full = spec.sandbox ? spec.sandbox.wrap(argv, spec.cwd) : argv;
-    proc = Bun.spawn(full, { ...stdio, cwd: cwd.path, env: spec.env, detached: true } as never);
+    if (spec.sandbox) {
+      // bwrap gets the pinned directory as fd 3 and checks the command really starts there.
+      const pin = cwd.fd !== null ? { fd: 3, shell: spec.argv === undefined } : undefined;
+      const wrapped = spec.sandbox.wrap(argv, spec.cwd, spec.env, pin);
+      const { stdin, stdout, stderr, ...rest } = stdio;
+      const fds = pin ? { ...rest, stdio: [stdin ?? (stdio.terminal ? null : "ignore"), stdout ?? null, stderr ?? null, cwd.fd] } : stdio;
+      proc = Bun.spawn(wrapped.argv, { ...fds, cwd: cwd.path, env: wrapped.env, detached: true } as never);
+    } else {
+      proc = Bun.spawn(argv, { ...stdio, cwd: cwd.path, env: spec.env, detached: true } as never);
+    }
     if (spec.sandbox) sandboxed.add(proc);
   } finally {
     cwd.release();

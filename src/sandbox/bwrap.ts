@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SandboxPolicy } from "./policy.ts";
 
@@ -9,6 +9,9 @@ import type { SandboxPolicy } from "./policy.ts";
  * starts. Capabilities are dropped (root included: without CAP_DAC_OVERRIDE a mode-000
  * mount really gives EACCES), so the command cannot undo any of it.
  */
+
+/** What the start check prints when the working directory was swapped; the bash tool turns it into ACCESS_DENIED. */
+export const CWD_REPLACED_MESSAGE = "agent-shell: the working directory was replaced (e.g. by a symlink) while the command was starting; it did not run";
 
 export interface BwrapProbe {
   path: string;
@@ -53,8 +56,38 @@ function emptyFile(stateRoot: string): string {
   return path;
 }
 
-/** argv that runs `argv` under bwrap with `policy`, starting in `cwd` (already validated). */
-export function bwrapCommand(bwrap: string, policy: SandboxPolicy, argv: string[], opts: { cwd: string; stateRoot: string }): string[] {
+/** Where the validated directory is mounted (read-only) inside, for the start check. */
+const PINNED_CWD = "/dev/.agent-shell-cwd";
+const CWD_CHECK = "/dev/.agent-shell-cwd-check";
+const CHECK_SCRIPT = [
+  "# agent-shell: bash reads this ($BASH_ENV) before the command. bwrap enters the working",
+  "# directory by name; a directory swapped for a symlink at that instant would start the",
+  "# command elsewhere, so compare with the very directory that was validated.",
+  `if ! [ . -ef ${PINNED_CWD} ]; then echo "${CWD_REPLACED_MESSAGE}" >&2; exit 126; fi`,
+  'if [ -n "${__AGENT_SHELL_BASH_ENV+x}" ]; then BASH_ENV=$__AGENT_SHELL_BASH_ENV; unset __AGENT_SHELL_BASH_ENV; . "$BASH_ENV"; else unset BASH_ENV; fi',
+  "",
+].join("\n");
+
+/** The check script, written once to the state dir (hidden from commands, so none can edit it). */
+function checkScript(stateRoot: string): string {
+  const path = join(stateRoot, "sandbox-cwd-check.sh");
+  try {
+    if (readFileSync(path, "utf8") === CHECK_SCRIPT) return path;
+  } catch {}
+  mkdirSync(stateRoot, { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${process.pid}`;
+  writeFileSync(tmp, CHECK_SCRIPT, { mode: 0o444 });
+  renameSync(tmp, path);
+  return path;
+}
+
+/** argv (and env) that run `argv` under bwrap with `policy`, starting in `cwd` (already validated). */
+export function bwrapCommand(
+  bwrap: string,
+  policy: SandboxPolicy,
+  argv: string[],
+  opts: { cwd: string; stateRoot: string; env: Record<string, string>; pin?: { fd: number; shell: boolean } },
+): { argv: string[]; env: Record<string, string> } {
   const args = [bwrap, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
   if (!policy.network) args.push("--unshare-net"); // a fresh namespace whose only interface is its own loopback
   for (const root of policy.writableRoots) args.push("--bind", root, root);
@@ -72,9 +105,17 @@ export function bwrapCommand(bwrap: string, policy: SandboxPolicy, argv: string[
     if (st.isDirectory()) args.push("--perms", "0000", "--tmpfs", p);
     else args.push("--ro-bind", (empty ??= emptyFile(opts.stateRoot)), p);
   }
-  // bwrap starts in the pinned directory (/proc/self/fd/N) and enters the validated path by name:
-  // a directory swapped for a symlink within those ~2 ms is entered through the symlink
-  // (README, limitations); the command still runs inside the sandbox.
+  // bwrap enters the validated path by name; a bash command first checks (BASH_ENV) that
+  // it is the very directory that was validated and pinned, in case it was swapped meanwhile.
+  let env = opts.env;
+  if (opts.pin) {
+    args.push("--ro-bind-fd", String(opts.pin.fd), PINNED_CWD);
+    if (opts.pin.shell) {
+      args.push("--ro-bind", checkScript(opts.stateRoot), CWD_CHECK);
+      env = { ...env, BASH_ENV: CWD_CHECK };
+      if (opts.env.BASH_ENV !== undefined) env.__AGENT_SHELL_BASH_ENV = opts.env.BASH_ENV;
+    }
+  }
   args.push("--chdir", opts.cwd, "--", ...argv);
-  return args;
+  return { argv: args, env };
 }

@@ -11,8 +11,11 @@ export type SandboxLabel = SandboxMode | "remote" | "unavailable";
 export interface SandboxRun {
   policy: SandboxPolicy;
   level: SandboxLevel;
-  /** Wraps the command's argv; `cwd` is the validated working directory. */
-  wrap(argv: string[], cwd: string): string[];
+  /**
+   * Wraps the command's argv; `cwd` is the validated working directory, `pin` the child's
+   * fd number of that directory held open (the sandbox re-checks the command starts there).
+   */
+  wrap(argv: string[], cwd: string, env: Record<string, string>, pin?: { fd: number; shell: boolean }): { argv: string[]; env: Record<string, string> };
 }
 
 /** Thrown when a mode set explicitly cannot be provided here (faces exit 2). */
@@ -101,8 +104,8 @@ export class Sandbox {
     if (choice.level === "namespaces") {
       const bwrap = choice.bwrap.path;
       const stateRoot = this.settings.stateRoot;
-      return { policy, level: "namespaces", wrap: (argv, cwd) => bwrapCommand(bwrap, policy, argv, { cwd, stateRoot }) };
+      return { policy, level: "namespaces", wrap: (argv, cwd, env, pin) => bwrapCommand(bwrap, policy, argv, { cwd, stateRoot, env, pin }) };
     }
-    return { policy, level: "landlock", wrap: (argv) => landlockCommand(policy, argv, { selfExe: process.execPath }) };
+    return { policy, level: "landlock", wrap: (argv, _cwd, env) => ({ argv: landlockCommand(policy, argv, { selfExe: process.execPath }), env }) };
   }
 }

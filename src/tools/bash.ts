@@ -14,6 +14,7 @@ import { envSchema, osString } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox-guard.ts";
 import { sandboxFields } from "./sandbox-fields.ts";
+import { sandboxStartFailure } from "./sandbox-start.ts";
 
 const schema = z
   .object({
@@ -162,6 +163,8 @@ export const bashTool = defineTool({
     }
     if (task.status === "lost") return errorResult("IO_ERROR", `Command lost: ${task.lostReason}`, { command: args.command, ...output });
     const exit = exitFields(task);
+    const notStarted = task.sandbox?.level ? sandboxStartFailure(exit.exit_code, output) : null;
+    if (notStarted) return errorResult(notStarted.code, notStarted.message, { command: args.command, working_directory: guard.cwd });
     return {
       command: args.command,
       exit_code: exit.exit_code,
