@@ -70,6 +70,12 @@ function quickGroupCheck(leader: number): boolean {
   }
 }
 
+/** Whether the process `pid` is alive (not a zombie, not gone) and still in group `pgid` (not a reused pid). */
+export function processAlive(pid: number, pgid: number): boolean {
+  const st = readStat(String(pid));
+  return st !== null && st.state !== "Z" && st.state !== "X" && st.pgrp === pgid;
+}
+
 /** Whether anything of the group/session `leader` is still alive. */
 export function groupAlive(leader: number): boolean {
   return liveMembers(leader).length > 0;

@@ -86,7 +86,7 @@ export function bwrapCommand(
   bwrap: string,
   policy: SandboxPolicy,
   argv: string[],
-  opts: { cwd: string; stateRoot: string; env: Record<string, string>; pin?: { fd: number; shell: boolean } },
+  opts: { cwd: string; stateRoot: string; env: Record<string, string>; pin?: { fd: number; shell: boolean }; infoFd?: number },
 ): { argv: string[]; env: Record<string, string> } {
   const args = [bwrap, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
   if (!policy.network) args.push("--unshare-net"); // a fresh namespace whose only interface is its own loopback
@@ -107,6 +107,7 @@ export function bwrapCommand(
   }
   // bwrap enters the validated path by name; a bash command first checks (BASH_ENV) that
   // it is the very directory that was validated and pinned, in case it was swapped meanwhile.
+  if (opts.infoFd !== undefined) args.push("--info-fd", String(opts.infoFd));
   let env = opts.env;
   if (opts.pin) {
     args.push("--ro-bind-fd", String(opts.pin.fd), PINNED_CWD);

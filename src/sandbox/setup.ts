@@ -13,9 +13,15 @@ export interface SandboxRun {
   level: SandboxLevel;
   /**
    * Wraps the command's argv; `cwd` is the validated working directory, `pin` the child's
-   * fd number of that directory held open (the sandbox re-checks the command starts there).
+   * fd number of that directory held open (the sandbox re-checks the command starts there),
+   * `infoFd` where bwrap writes its pid-namespace init's host pid.
    */
-  wrap(argv: string[], cwd: string, env: Record<string, string>, pin?: { fd: number; shell: boolean }): { argv: string[]; env: Record<string, string> };
+  wrap(
+    argv: string[],
+    cwd: string,
+    env: Record<string, string>,
+    fds?: { pin?: { fd: number; shell: boolean }; infoFd?: number },
+  ): { argv: string[]; env: Record<string, string> };
 }
 
 /** Thrown when a mode set explicitly cannot be provided here (faces exit 2). */
@@ -104,7 +110,7 @@ export class Sandbox {
     if (choice.level === "namespaces") {
       const bwrap = choice.bwrap.path;
       const stateRoot = this.settings.stateRoot;
-      return { policy, level: "namespaces", wrap: (argv, cwd, env, pin) => bwrapCommand(bwrap, policy, argv, { cwd, stateRoot, env, pin }) };
+      return { policy, level: "namespaces", wrap: (argv, cwd, env, fds) => bwrapCommand(bwrap, policy, argv, { cwd, stateRoot, env, ...fds }) };
     }
     return { policy, level: "landlock", wrap: (argv, _cwd, env) => ({ argv: landlockCommand(policy, argv, { selfExe: process.execPath }), env }) };
   }
