@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpath
 import { networkInterfaces } from "node:os";
 import { join, resolve } from "node:path";
 import { BINARY, alive, startServer, type McpSession } from "./helpers/mcp.ts";
-import { runCli } from "./helpers/cli.ts";
+import { cliSandbox, runCli } from "./helpers/cli.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 
 /** Forces "no level available" whatever else this kernel has (the namespaces level, with no bwrap). */
@@ -376,6 +376,28 @@ describe("command line", () => {
     const cfg = await runCli(["config", "show", "--config", file]);
     expect(cfg.code).toBe(2);
     expect(cfg.stderr).toContain("'sandbox'");
+  });
+
+  test("the daemon's tasks are sandboxed: `start -- touch <victim>` changes nothing; `start --sandbox off --yes` may", async () => {
+    const before = resetVictim();
+    const sb = cliSandbox();
+    try {
+      const id = (await sb.run(["start", "--", `touch ${victim}/from-daemon; echo rc=$?`])).stdout.trim();
+      expect(id).toMatch(/^bg-\d+$/);
+      expect((await sb.run(["wait", id, "--timeout", "30"])).code).toBe(0);
+      expect((await sb.run(["logs", id])).stdout).toBe("rc=1\n");
+      const list = JSON.parse((await sb.run(["ps", "--all", "--json"])).stdout);
+      expect(JSON.stringify(list)).toContain('"sandbox":"workspace-write"');
+      expect(snapshot(victim)).toBe(before);
+      const off = (await sb.run(["start", "--sandbox", "off", "--yes", "--", `touch ${victim}/from-daemon-off`])).stdout.trim();
+      expect((await sb.run(["wait", off, "--timeout", "30"])).code).toBe(0);
+      expect(existsSync(join(victim, "from-daemon-off"))).toBe(true);
+      const bad = await sb.run(["start", "--sandbox", "loose", "--", "true"]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("--sandbox");
+    } finally {
+      await sb.close();
+    }
   });
 
   test("an explicitly requested mode the kernel cannot provide makes `mcp` exit 2 naming what is missing", async () => {

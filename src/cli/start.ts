@@ -3,6 +3,14 @@ import { callConfirmed } from "./confirm.ts";
 import { withDaemon } from "./daemon-client.ts";
 import { printJson, printOut, reportError } from "./report.ts";
 import { commandLine, envOption, intOption, maybeHelp, parseVerbArgs, secondsOption } from "./verb-args.ts";
+import { SANDBOX_MODES, type SandboxMode } from "../sandbox/policy.ts";
+import { UsageError } from "./usage.ts";
+
+/** A --sandbox value, checked here so a typo exits 2 before the daemon is involved. */
+function sandboxMode(verb: string, value: string): SandboxMode {
+  if ((SANDBOX_MODES as readonly string[]).includes(value)) return value as SandboxMode;
+  throw new UsageError(`${verb}: --sandbox must be one of ${SANDBOX_MODES.join(", ")}, got '${value}'`);
+}
 
 export const START_HELP = `Usage: agent-shell start [options] -- CMD...
 
@@ -24,6 +32,7 @@ Options:
   --env K=V              add an environment variable (repeatable; the task also gets this shell's environment)
   --yes                  start a command that needs confirmation without asking
   --json                 print the whole result as JSON instead of the id
+  --sandbox MODE         workspace-write, read-only or off for this task (looser than the daemon's asks first; default: the daemon's)
   --state-dir DIR        the daemon's state dir (default: $AGENT_SHELL_STATE_DIR, $XDG_STATE_HOME/agent-shell)
 
 Examples:
@@ -52,6 +61,7 @@ export async function startCommand(argv: string[]): Promise<number> {
       yes: { type: "boolean" },
       json: { type: "boolean" },
       "state-dir": { type: "string" },
+      sandbox: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     { commandAfterPositional: true },
@@ -73,6 +83,7 @@ export async function startCommand(argv: string[]): Promise<number> {
     ...(values["ready-pattern"] !== undefined ? { ready_pattern: values["ready-pattern"] } : {}),
     ...(readyTimeout !== undefined ? { ready_timeout_seconds: Math.max(1, Math.ceil(readyTimeout)) } : {}),
     ...(values.tty ? { tty: true } : {}),
+    ...(values.sandbox !== undefined ? { sandbox: sandboxMode("start", values.sandbox as string) } : {}),
   };
   const waitMs = ((readyTimeout ?? 60) + 60) * 1000;
   return withDaemon(values["state-dir"], async (client) => {

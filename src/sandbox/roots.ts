@@ -50,12 +50,14 @@ export function buildPolicy(inputs: PolicyInputs): SandboxPolicy {
   const temp = ["/tmp", process.env.TMPDIR ?? "", tmpdir()].filter(Boolean);
   const wanted = inputs.mode === "read-only" ? temp : [...temp, ...inputs.allowedRoots, ...inputs.extraWritable.map(abs), ...TOOL_CACHES.map(abs), ...(inputs.agent ? AGENT_STATE_DIRS.map(abs) : [])];
   const writableRoots = unique(wanted.map(existing).filter((p): p is string => p !== null && p !== "/"));
-  const readOnlyUnderWritable: string[] = [];
-  for (const root of writableRoots) {
-    for (const p of [join(root, ".git", "hooks"), join(root, ".git", "config")]) if (existsSync(p)) readOnlyUnderWritable.push(p);
-  }
+  const readOnlyUnderWritable = writableRoots.flatMap(gitControlFiles);
   const denyRead = unique([...SECRETS, ...inputs.extraDenyRead].map(abs).concat(inputs.stateDirs.map((d) => resolve(d))).map((p) => existing(p) ?? p));
   return { mode: inputs.mode, writableRoots, readOnlyUnderWritable, denyRead, network: inputs.network, loopback: inputs.loopback };
+}
+
+/** A repository's hooks and config under `root`: written by a command, they would run later outside the sandbox. */
+export function gitControlFiles(root: string): string[] {
+  return [join(root, ".git", "hooks"), join(root, ".git", "config")].filter((p) => existsSync(p));
 }
 
 function unique(list: string[]): string[] {

@@ -2,7 +2,7 @@ import { bwrapCommand } from "./bwrap.ts";
 import { sandboxLevel, type LevelChoice } from "./index.ts";
 import { landlockCommand } from "./landlock/index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
-import { buildPolicy, type PolicyInputs } from "./roots.ts";
+import { buildPolicy, gitControlFiles, type PolicyInputs } from "./roots.ts";
 
 /** What a result says about containment: the mode applied, or why there was none. */
 export type SandboxLabel = SandboxMode | "remote" | "unavailable";
@@ -84,7 +84,8 @@ export class Sandbox {
     // working directory of the call is then its workspace.
     const cwd = opts.cwd;
     if (mode === "workspace-write" && cwd && cwd !== "/" && !run.policy.writableRoots.some((r) => cwd === r || cwd.startsWith(r + "/"))) {
-      run = this.makeRun({ ...run.policy, writableRoots: [...run.policy.writableRoots, cwd] });
+      const p = run.policy;
+      run = this.makeRun({ ...p, writableRoots: [...p.writableRoots, cwd], readOnlyUnderWritable: [...p.readOnlyUnderWritable, ...gitControlFiles(cwd)] });
     }
     return { label: mode, level: run.level, run };
   }
