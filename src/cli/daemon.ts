@@ -3,6 +3,7 @@ import { connect } from "node:net";
 import { ToolHost } from "../host/tool-host.ts";
 import { serveDaemon } from "../mcp/daemon-server.ts";
 import { tryLock } from "../background/state/file-lock.ts";
+import { processAlive } from "../runtime/process-group.ts";
 import { connectDaemon, ensureDaemon } from "./daemon-client.ts";
 import { checkOwnership, daemonPaths, type DaemonPaths, lockHeld, resolveStateDir } from "./daemon-paths.ts";
 import { hostOptions } from "./host-options.ts";
@@ -187,20 +188,4 @@ async function verifiedDaemonPid(paths: DaemonPaths): Promise<number | null> {
     await Bun.sleep(10);
   }
   return null;
-}
-
-/** Alive and not a zombie (PID 1 may reap late). */
-function processAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
-  } catch {
-    if (process.platform === "linux") return false;
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  }
 }
