@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { runForeground } from "../background/tasks/index.ts";
-import { onWaitingForInput } from "../background/watch/index.ts";
-import { startProgress } from "../background/watch/index.ts";
+import { onWaitingForInput, startProgress } from "../background/watch/index.ts";
 import { asCodedError, CodedError } from "../errors.ts";
 import { childEnv, remoteEnv } from "../runtime/env.ts";
 import { confirmCommand } from "../safety/command-guard.ts";

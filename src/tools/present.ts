@@ -1,5 +1,4 @@
-import { renderRange, renderView, type ViewOptions } from "../background/output/index.ts";
-import type { OutputStream } from "../background/output/index.ts";
+import { type OutputStream, renderRange, renderView, type ViewOptions } from "../background/output/index.ts";
 import type { Task } from "../background/tasks/index.ts";
 import type { TerminalText } from "../background/terminal/index.ts";
 import { waitingPrompt } from "../background/watch/index.ts";

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { watchOutput } from "../background/watch/index.ts";
-import { awaitReadiness } from "../background/watch/index.ts";
 import type { Task } from "../background/tasks/index.ts";
+import { awaitReadiness, watchOutput } from "../background/watch/index.ts";
 import { CodedError, invalidArgument, type ToolResult } from "../errors.ts";
 import { exitFields, runOutput } from "./present.ts";
 import { userRegex } from "./schema-helpers.ts";

@@ -1,7 +1,5 @@
 import type { z } from "zod";
-import type { Launcher } from "../background/tasks/index.ts";
-import type { Registry } from "../background/tasks/index.ts";
-import type { Task } from "../background/tasks/index.ts";
+import type { Launcher, Registry, Task } from "../background/tasks/index.ts";
 import type { Config } from "../config/schema.ts";
 import type { ToolResult } from "../errors.ts";
 import type { Runtime } from "../runtime/types.ts";
