@@ -3,6 +3,7 @@ import { connect } from "node:net";
 import { ToolHost } from "../host/tool-host.ts";
 import { serveDaemon } from "../mcp/daemon-server.ts";
 import { tryLock } from "../background/state/file-lock.ts";
+import { within } from "../first-of.ts";
 import { processAlive } from "../runtime/process-group.ts";
 import { connectDaemon, ensureDaemon } from "./daemon-client.ts";
 import { checkOwnership, daemonPaths, type DaemonPaths, lockHeld, resolveStateDir } from "./daemon-paths.ts";
@@ -133,7 +134,7 @@ async function stop(paths: DaemonPaths, json: boolean): Promise<number> {
   const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
   process.kill(pid, "SIGTERM");
   const deadline = Date.now() + STOP_TIMEOUT_MS;
-  if (connected) await Promise.race([closed, Bun.sleep(STOP_TIMEOUT_MS)]);
+  if (connected) await within(closed, STOP_TIMEOUT_MS);
   socket.destroy();
   // Its last instant (or, with no connection, its whole shutdown): "stopped" means gone.
   while (processAlive(pid) && Date.now() < deadline) await Bun.sleep(10);

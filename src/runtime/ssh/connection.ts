@@ -3,12 +3,15 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Client, ClientChannel, ConnectConfig, PseudoTtyOptions } from "ssh2";
 import { expandHome } from "../../config/expand-home.ts";
+import { within } from "../../first-of.ts";
 import { ControlShell } from "./control-shell.ts";
 import { connectError, SshError } from "./errors.ts";
 import { fingerprint, verifyHostKey } from "./known-hosts.ts";
 import { SessionSlots, type SlotPriority } from "./slots.ts";
 
 const KEEPALIVE_MS = 5_000;
+/** How long close() lets queued control scripts finish. */
+const CLOSE_IDLE_MS = 2_000;
 const KEEPALIVE_MAX_MISSED = 3;
 const CONNECT_TIMEOUT_MS = 15_000;
 /** sshd's default MaxSessions; a lower server limit is learned on the first refusal. */
@@ -230,7 +233,7 @@ export class SshConnection {
 
   /** Lets queued control scripts (e.g. removing finished tasks' files) finish, briefly, then disconnects. */
   async close(): Promise<void> {
-    if (this.shell && !this.shell.closed) await Promise.race([this.shell.idle(), Bun.sleep(2000)]);
+    if (this.shell && !this.shell.closed) await within(this.shell.idle(), CLOSE_IDLE_MS);
     this.closed = true;
     this.shell?.close();
     this.shell = null;
