@@ -5,7 +5,7 @@ import { sandboxLevel } from "../sandbox/index.ts";
 
 /** `agent-shell config show [--config FILE] [--json]`: every key, its value and its source. */
 export async function configCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseHostFlags(argv);
+  const { values, positionals } = parseHostFlags("config", argv);
   if (positionals[0] !== "show" || positionals.length > 1) {
     throw new UsageError("usage: agent-shell config show [--config FILE] [--json] [same flags as mcp]");
   }

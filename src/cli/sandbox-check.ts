@@ -2,11 +2,10 @@ import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { defaultStateDir } from "../background/state/state-dir.ts";
 import { loadConfig } from "../config/load.ts";
-import { canonicalRoot } from "../safety/paths.ts";
+import { allowedRoots } from "../safety/paths.ts";
 import { probeBwrap } from "../sandbox/bwrap.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
 import { probeLandlock } from "../sandbox/landlock/index.ts";
-import { expandHome } from "../sandbox/roots.ts";
 import { Sandbox } from "../sandbox/setup.ts";
 import { configFlags, parseHostFlags } from "./host-options.ts";
 import { UsageError } from "./usage.ts";
@@ -48,7 +47,7 @@ function safeRead(path: string): string {
 
 /** `agent-shell sandbox check`: kernel support and the policy of each mode, as text or --json. */
 export async function sandboxCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseHostFlags(argv);
+  const { values, positionals } = parseHostFlags("sandbox", argv);
   if (values.help) {
     process.stdout.write(SANDBOX_HELP);
     return 0;
@@ -56,15 +55,14 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
   if (positionals[0] !== "check" || positionals.length > 1) throw new UsageError("usage: agent-shell sandbox check [--cwd DIR] [--allow DIR]... [--config FILE] [--json]");
   const { config, sources } = loadConfig({ configFile: values.config, flags: configFlags(values) });
   const cwd = realpathSync(resolve(values.cwd ?? process.cwd()));
-  const home = process.env.HOME ?? "";
-  const allowedRoots = [cwd, ...config.allowed_paths.map((p) => canonicalRoot(resolve(cwd, expandHome(p, home))))];
+  const roots = allowedRoots(cwd, config.allowed_paths);
   const stateRoot = resolve(config.state_dir ?? defaultStateDir());
   const sandbox = new Sandbox({
     writable: config.sandbox_writable,
     denyRead: config.sandbox_deny_read,
     network: config.sandbox_network,
     loopback: config.sandbox_network_loopback,
-    allowedRoots,
+    allowedRoots: roots,
     stateDirs: [stateRoot, defaultStateDir()],
     stateRoot,
   });

@@ -2,7 +2,7 @@ import { blockedOnInput } from "./input-blocked.ts";
 import { pinCwd } from "./pinned-cwd.ts";
 import { closeSync, openSync } from "node:fs";
 import { createPipe } from "./pipes.ts";
-import { groupAlive, processAlive, signalGroup } from "./process-group.ts";
+import { groupAlive, memberAlive, signalGroup } from "./process-group.ts";
 import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { watchdog } from "./watchdog.ts";
 import { sandboxedExit } from "../sandbox/exit-status.ts";
@@ -113,7 +113,7 @@ export abstract class LocalProcess {
     // Sandboxed: everything the command started lives in the pid namespace, which ends
     // with its init; only the init needs a look (its zombie may linger, PID 1 reaps lazily).
     const init = this.sandbox?.init;
-    if (init) return processAlive(init, this.pgid);
+    if (init) return memberAlive(init, this.pgid);
     return groupAlive(this.pgid);
   }
 

@@ -25,6 +25,20 @@ function readStat(pid: string): ProcStat | null {
   }
 }
 
+/** Whether `pid` is alive and not a zombie (PID 1 may reap late); elsewhere than Linux, whether it exists. */
+export function processAlive(pid: number): boolean {
+  if (process.platform !== "linux") {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  const st = readStat(String(pid));
+  return st !== null && st.state !== "Z" && st.state !== "X";
+}
+
 /** How long one scan of /proc is reused: many concurrent kills share a scan. */
 const SNAPSHOT_TTL_MS = 5;
 let snapshot: { at: number; procs: ProcStat[] } | null = null;
@@ -71,7 +85,7 @@ function quickGroupCheck(leader: number): boolean {
 }
 
 /** Whether the process `pid` is alive (not a zombie, not gone) and still in group `pgid` (not a reused pid). */
-export function processAlive(pid: number, pgid: number): boolean {
+export function memberAlive(pid: number, pgid: number): boolean {
   const st = readStat(String(pid));
   return st !== null && st.state !== "Z" && st.state !== "X" && st.pgrp === pgid;
 }

@@ -6,16 +6,16 @@
  * prefix of each line: see testLine in background/line-splitter.ts).
  */
 
-/** The compiled pattern, or a message saying why it is refused. */
-export function compileUserRegex(source: string): RegExp | string {
+/** The compiled pattern; throws an Error saying why a pattern is refused. */
+export function compileUserRegex(source: string): RegExp {
   let re: RegExp;
   try {
     re = new RegExp(source);
   } catch (e) {
-    return `invalid regular expression: ${(e as Error).message}`;
+    throw new Error(`invalid regular expression: ${(e as Error).message}`);
   }
   if (hasNestedQuantifier(source)) {
-    return "nested quantifiers such as (a+)+ or (\\w*)* can take exponential time; rewrite the pattern without a repeated group that itself repeats";
+    throw new Error("nested quantifiers such as (a+)+ or (\\w*)* can take exponential time; rewrite the pattern without a repeated group that itself repeats");
   }
   return re;
 }

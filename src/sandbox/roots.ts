@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { expandHome } from "../config/expand-home.ts";
 import type { SandboxPolicy } from "./policy.ts";
 
 /** Tool caches a build writes to; writable when they exist so builds keep working. */
@@ -27,10 +28,6 @@ export interface PolicyInputs {
   home?: string;
 }
 
-export function expandHome(p: string, home: string): string {
-  return p === "~" || p.startsWith("~/") ? home + p.slice(1) : p;
-}
-
 /** The real path of an existing path, or null. */
 function existing(p: string): string | null {
   try {
@@ -44,7 +41,7 @@ function existing(p: string): string | null {
 export function buildPolicy(inputs: PolicyInputs): SandboxPolicy {
   const home = inputs.home ?? process.env.HOME ?? "/nonexistent";
   const abs = (p: string) => {
-    const e = expandHome(p, home);
+    const e = expandHome(p, { HOME: home });
     return isAbsolute(e) ? e : resolve(e);
   };
   const temp = ["/tmp", process.env.TMPDIR ?? "", tmpdir()].filter(Boolean);

@@ -1,13 +1,11 @@
-import { renderRange } from "../background/output/truncate.ts";
-import type { OutputStream } from "../background/output/stream.ts";
-import type { Task } from "../background/tasks/task.ts";
+import { renderRange } from "../background/output/index.ts";
+import type { Task } from "../background/tasks/index.ts";
 import { detectSandboxDenied } from "../sandbox/denied.ts";
-import { stdoutText } from "./tty-fields.ts";
 
 /** How much of the end of each stream is searched for permission errors. */
 const SCAN_BYTES = 64 * 1024;
 
-function tailText(stream: Pick<OutputStream, "name" | "total" | "read" | "path" | "spool">): string {
+function tailText(stream: Parameters<typeof renderRange>[0] & { total: number }): string {
   return renderRange(stream, Math.max(0, stream.total - SCAN_BYTES), stream.total, SCAN_BYTES).text;
 }
 
@@ -24,8 +22,9 @@ export function sandboxFields(task: Task): Record<string, unknown> {
   const failed = task.exit !== null && (task.exit.code !== 0 || task.exit.signal !== null);
   if (failed && sb.writableRoots) {
     const denied = detectSandboxDenied({
-      output: `${tailText(stdoutText(task))}\n${tailText(task.stderr)}`,
-      cwd: task.cwd,
+      // A tty task's stdout is its rendered text.
+      output: `${tailText(task.terminal?.text ?? task.stdout)}\n${tailText(task.stderr)}`,
+      cwd: task.info.cwd,
       writableRoots: sb.writableRoots,
       network: sb.network !== false,
     });

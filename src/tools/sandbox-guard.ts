@@ -3,7 +3,7 @@ import type { TaskSandbox } from "../background/tasks/task.ts";
 import { needsCaution } from "../safety/patterns.ts";
 import { SANDBOX_MODES, strictness, type SandboxMode } from "../sandbox/policy.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
-import { errorResult, type ToolResult } from "./errors.ts";
+import { CodedError, type ToolResult } from "../errors.ts";
 import type { ToolContext } from "./types.ts";
 
 export const sandboxParameter = z
@@ -47,7 +47,7 @@ export async function guardSandbox(
     const what = `This call asks to run outside the server's sandbox ('${server}' → '${mode}')`;
     if (policy.kind === "ask") {
       if (!args.confirmed && !(await policy.ask(`${args.key}   [${what}]`))) {
-        return { result: errorResult("BLOCKED", `Cancelled: ${what.toLowerCase()} and was not confirmed (answer y, or pass --yes)`, { [args.field]: args.key }) };
+        throw new CodedError("BLOCKED", `Cancelled: ${what.toLowerCase()} and was not confirmed (answer y, or pass --yes)`, { [args.field]: args.key });
       }
     } else if (!args.confirmed) {
       ctx.confirmations.request(record);
@@ -61,13 +61,11 @@ export async function guardSandbox(
         },
       };
     } else if (!ctx.confirmations.consume(record)) {
-      return {
-        result: errorResult(
-          "BLOCKED",
-          `Cannot confirm running outside the sandbox: this ${args.field} was not previously flagged with sandbox '${mode}'. First call without confirmed=true, then retry with confirmed=true after user approval.`,
-          { [args.field]: args.key, sandbox: mode },
-        ),
-      };
+      throw new CodedError(
+        "BLOCKED",
+        `Cannot confirm running outside the sandbox: this ${args.field} was not previously flagged with sandbox '${mode}'. First call without confirmed=true, then retry with confirmed=true after user approval.`,
+        { [args.field]: args.key, sandbox: mode },
+      );
     }
   }
   return { mode };

@@ -1,18 +1,10 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Task, TaskKind, TaskStatus } from "../tasks/task.ts";
+import type { Task, TaskInfo, TaskStatus } from "../tasks/task.ts";
 
-/** What `<owner>/tasks/<id>/meta.json` records, rewritten on every transition. */
-export interface TaskMeta {
+/** What `<owner>/tasks/<id>/meta.json` records, rewritten on every transition: the task's info, then its state. */
+export interface TaskMeta extends TaskInfo {
   task_id: string;
-  kind: TaskKind;
-  command?: string;
-  prompt?: string;
-  description?: string;
-  name?: string;
-  cwd: string;
-  host?: string;
-  tty: boolean;
   pid: number | null;
   pgid: number | null;
   /** Kernel boot id: a pgid recorded before a reboot means nothing after it. */
@@ -42,16 +34,9 @@ export function bootId(): string {
 export function metaOf(task: Task): TaskMeta {
   return {
     task_id: task.id!,
-    kind: task.kind,
-    command: task.command,
-    prompt: task.prompt,
-    description: task.description,
-    name: task.name,
-    cwd: task.cwd,
-    host: task.host,
-    tty: task.tty,
+    ...task.info,
     pid: task.pid ?? null,
-    pgid: task.handle?.pgid ?? null,
+    pgid: task.pgid ?? null,
     boot_id: bootId(),
     started_at: task.startedAt.toISOString(),
     ended_at: task.endedAt?.toISOString(),
@@ -59,7 +44,7 @@ export function metaOf(task: Task): TaskMeta {
     exit_code: task.exit ? task.exitCode : undefined,
     signal: task.exit?.signal ?? undefined,
     lost_reason: task.lostReason,
-    resume_token: task.handle?.resumeToken,
+    resume_token: task.resumeToken,
   };
 }
 
