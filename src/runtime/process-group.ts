@@ -111,14 +111,25 @@ export function signalGroup(leader: number, signal: NodeJS.Signals): void {
 /** SIGKILLs every process whose environment carries `NAME=value` (the owner marker). */
 export function killMarked(name: string, value: string): void {
   const needle = Buffer.from(`\0${name}=${value}\0`);
+  const groups = new Set<number>();
   for (const entry of readdirSync("/proc")) {
     const c = entry.charCodeAt(0);
     if (c < 48 || c > 57 || Number(entry) === process.pid) continue;
     try {
       const environ = Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${entry}/environ`), Buffer.from([0])]);
-      if (environ.includes(needle)) process.kill(Number(entry), "SIGKILL");
+      if (environ.includes(needle)) {
+        process.kill(Number(entry), "SIGKILL");
+        const st = readStat(entry);
+        if (st && st.pgrp === st.pid) groups.add(st.pgrp); // a marked group leader: its group is ours
+      }
     } catch {
       /* gone, or not ours to read */
     }
+  }
+  // The groups of marked leaders too: a member forked after the scan began is in the group.
+  for (const g of groups) {
+    try {
+      if (g > 1 && g !== process.pid) process.kill(-g, "SIGKILL");
+    } catch {}
   }
 }
