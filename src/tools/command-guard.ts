@@ -1,5 +1,6 @@
-import { blockedPattern, needsCaution } from "../safety/patterns.ts";
+import { classifyCommand } from "../safety/patterns.ts";
 import { checkWorkingDirectory } from "../safety/paths.ts";
+import { commandLengthProblem } from "../safety/command-length.ts";
 import { errorResult, type ToolResult } from "./errors.ts";
 import type { ToolContext } from "./types.ts";
 
@@ -22,11 +23,13 @@ export async function guardCommand(
     }
     cwd = check.path;
   }
-  const blocked = blockedPattern(args.command);
-  if (blocked) {
-    return { result: errorResult("BLOCKED", `Command blocked: matches pattern '${blocked}'`, context) };
+  const tooLong = commandLengthProblem(args.command);
+  if (tooLong) return { result: errorResult("INVALID_ARGUMENT", `Invalid arguments for bash: command: ${tooLong}`, context) };
+  const verdict = classifyCommand(args.command);
+  if (verdict.kind === "blocked") {
+    return { result: errorResult("BLOCKED", `Command blocked (${verdict.what}): matches pattern '${verdict.pattern}'`, context) };
   }
-  if (!needsCaution(args.command)) return { cwd };
+  if (verdict.kind === "allowed") return { cwd };
   const policy = ctx.confirmationPolicy;
   if (policy.kind === "ask") {
     if (args.confirmed || (await policy.ask(args.command))) return { cwd };
@@ -44,7 +47,7 @@ export async function guardCommand(
       result: {
         needs_confirmation: true,
         command: args.command,
-        message: `This command may be destructive: ${args.command}. Please confirm execution: ask the user, then call again with confirmed: true and the exact same command.`,
+        message: `This command may be destructive (${verdict.what}): ${args.command}. Please confirm execution: ask the user, then call again with confirmed: true and the exact same command.`,
         ...(args.description !== undefined ? { description: args.description } : {}),
       },
     };
