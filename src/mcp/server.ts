@@ -1,10 +1,10 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolHost } from "../host/tool-host.ts";
 import { isErrorResult } from "../tools/errors.ts";
 import { VERSION } from "../version.ts";
+import { StdioTransport } from "./stdio-transport.ts";
 
 /** An MCP server over a ToolHost: tools/list, tools/call, cancellation, progress and notices. */
 export function createMcpServer(host: ToolHost): Server {
@@ -65,7 +65,7 @@ export function createMcpServer(host: ToolHost): Server {
  */
 export async function serveStdio(host: ToolHost): Promise<never> {
   const server = createMcpServer(host);
-  const transport: Transport = new StdioServerTransport();
+  const transport: Transport = new StdioTransport();
   let exiting = false;
   const exit = async () => {
     if (exiting) return;
