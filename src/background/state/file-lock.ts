@@ -1,5 +1,6 @@
 import { dlopen, FFIType } from "bun:ffi";
-import { closeSync, openSync } from "node:fs";
+import { closeSync } from "node:fs";
+import { openPrivateAppend } from "./private-files.ts";
 
 /**
  * Advisory whole-file locks (flock). The kernel drops a lock when its holder dies, so a
@@ -23,7 +24,7 @@ export interface FileLock {
 
 /** Takes an exclusive lock on `path` (created if needed) without waiting; null if someone holds it. */
 export function tryLock(path: string): FileLock | null {
-  const fd = openSync(path, "a", 0o600);
+  const fd = openPrivateAppend(path);
   if (flock(fd, LOCK_EX | LOCK_NB) !== 0) {
     closeSync(fd);
     return null;
