@@ -39,7 +39,8 @@ export function privateDirProblem(dir: string, what: string, followLinks: boolea
     return `${what} ${dir} is owned by uid ${st.uid}, not by this user (uid ${uid()}): another user could read or plant files there; use a state dir of your own (--state-dir)`;
   }
   if (st.mode & 0o022) {
-    return `${what} ${dir} is writable by ${st.mode & 0o020 ? "its group" : "others"} (mode ${(st.mode & 0o777).toString(8)}): run chmod go-w ${dir} (0700 is best) or choose another --state-dir`;
+    const who = (st.mode & 0o022) === 0o022 ? "its group and others" : st.mode & 0o020 ? "its group" : "others";
+    return `${what} ${dir} is writable by ${who} (mode ${(st.mode & 0o777).toString(8)}): run chmod go-w ${dir} (0700 is best) or choose another --state-dir`;
   }
   return null;
 }
@@ -73,7 +74,13 @@ export function makePrivateDir(dir: string): void {
 
 /** Opens a private file for appending: created 0600, never through a symlink, only if ours. */
 export function openPrivateAppend(path: string, flags = constants.O_WRONLY): number {
-  const fd = openSync(path, flags | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  let fd: number;
+  try {
+    fd = openSync(path, flags | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ELOOP") throw new Error(`${path} is a symbolic link, which agent-shell never writes through; remove it`);
+    throw e;
+  }
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw new Error(`${path} is not a regular file`);

@@ -63,7 +63,12 @@ export class OwnerFolder {
     }
     trustRoot(stateDir);
     const lockPath = join(stateDir, "owner.lock");
-    const lock = tryLock(lockPath);
+    let lock: FileLock | null;
+    try {
+      lock = tryLock(lockPath);
+    } catch (e) {
+      throw new UnsafeStateDirError(`cannot lock the state dir: ${(e as Error).message}`);
+    }
     if (!lock) {
       const pid = ownerPid(stateDir);
       throw new OwnerBusyError(
