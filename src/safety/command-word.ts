@@ -3,7 +3,8 @@
  * (`then`, `do`, `!`…) and wrapper commands (`env`, `nice`, `nohup`, `timeout`, `time`,
  * `xargs`, `command`, `sudo`…) are stepped over, and the command word is normalized the
  * way the shell would find it (`\rm`, `'rm'` and `/usr/bin/rm` all run `rm`).
- * Each step yields a view `word + arguments` that the rules are matched against.
+ * Each step yields a view `word + arguments` that the rules are matched against (built
+ * by the caller only for words that have rules: most words have none).
  */
 
 /** Wrappers whose options take a separate value (`timeout -s KILL 5 rm`). */
@@ -29,10 +30,10 @@ const POSITIONAL_BEFORE_COMMAND = new Set(["timeout", "chrt", "taskset"]);
 export const MAX_WRAPPERS = 8;
 
 export type CommandViews = {
-  /** `word args…` after each step, the last being the command actually run. */
-  views: string[];
-  /** The normalized command word of each view. */
+  /** The normalized command word after each step, the last being the command actually run. */
   words: string[];
+  /** Where the arguments of each word start in the segment. */
+  argsAt: number[];
   /** More wrappers than MAX_WRAPPERS: the real command word was not reached. */
   tooDeep: boolean;
 };
@@ -41,6 +42,7 @@ const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=\S*/;
 
 /** The word as the shell would look it up: quotes and backslashes removed, directory dropped. */
 export function normalizeWord(word: string): string {
+  if (!/["'\\/]/.test(word)) return word;
   const unquoted = word.replace(/["'\\]/g, "");
   return unquoted.startsWith("/") ? unquoted.slice(unquoted.lastIndexOf("/") + 1) : unquoted;
 }
@@ -58,8 +60,8 @@ function wordAt(s: string, at: number): string {
 
 /** Every view of one segment, from the segment as written to the command it finally runs. */
 export function commandViews(segment: string): CommandViews {
-  const views: string[] = [];
   const words: string[] = [];
+  const argsAt: number[] = [];
   let at = skipSpaces(segment, 0);
   for (let depth = 0; ; depth++) {
     // NAME=value prefixes only set the environment of the command that follows.
@@ -69,14 +71,14 @@ export function commandViews(segment: string): CommandViews {
     const word = normalizeWord(raw);
     const afterWord = at + raw.length;
     words.push(word);
-    views.push(word + segment.slice(afterWord));
+    argsAt.push(afterWord);
     if (!WRAPPERS.has(word) && !KEYWORDS.has(word)) break;
-    if (depth >= MAX_WRAPPERS) return { views, words, tooDeep: true };
+    if (depth >= MAX_WRAPPERS) return { words, argsAt, tooDeep: true };
     const next = skipWrapperArguments(word, segment, skipSpaces(segment, afterWord));
     if (next === null) break;
     at = next;
   }
-  return { views, words, tooDeep: false };
+  return { words, argsAt, tooDeep: false };
 }
 
 /** Position of the wrapped command word, or null when this use of the wrapper runs none. */

@@ -17,8 +17,29 @@ export type Rule = {
   what: string;
 };
 
-/** Options of git before its subcommand (`git -C dir -c k=v push`). */
-const GIT = String.raw`^git\s+(?:(?:-C|-c|--git-dir|--work-tree|--namespace)\s+\S+\s+|-\S+\s+)*`;
+/** Rules for git see `git <subcommand> …`: its global options are stepped over first (gitView). */
+const GIT = String.raw`^git\s+`;
+
+/** git's global options that take a separate value (`git -C dir -c k=v push`). */
+const GIT_OPTIONS_WITH_VALUE = new Set(["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"]);
+
+/** `git -C dir --no-pager push -f` → `git push -f`, by a scan (a regex over the options backtracks). */
+function gitView(view: string): string {
+  let at = 3;
+  for (;;) {
+    while (view[at] === " " || view[at] === "\t") at++;
+    if (view[at] !== "-") break;
+    let end = at;
+    while (end < view.length && view[end] !== " " && view[end] !== "\t") end++;
+    const option = view.slice(at, end);
+    at = end;
+    if (GIT_OPTIONS_WITH_VALUE.has(option)) {
+      while (view[at] === " " || view[at] === "\t") at++;
+      while (at < view.length && view[at] !== " " && view[at] !== "\t") at++;
+    }
+  }
+  return at === 4 ? view : "git " + view.slice(at);
+}
 
 /** Always refused, keyed by command word: they destroy the machine or its configuration. */
 const BLOCKED_BY_WORD: Record<string, readonly Rule[]> = {
@@ -125,12 +146,17 @@ export function classifyCommand(command: string): Classification {
   }
   let caution: string | null = null;
   for (const segment of commandSegments(command)) {
-    const { views, words, tooDeep } = commandViews(segment);
-    for (let i = 0; i < views.length; i++) {
+    const { words, argsAt, tooDeep } = commandViews(segment);
+    for (let i = 0; i < words.length; i++) {
       const key = ruleKey(words[i]!);
-      const blocked = firstMatch(BLOCKED_BY_WORD[key], views[i]!);
+      const blockedRules = BLOCKED_BY_WORD[key];
+      const cautionRules: readonly Rule[] | undefined = caution === null ? CAUTION_BY_WORD[key] : undefined;
+      if (!blockedRules && !cautionRules) continue;
+      const raw = words[i]! + segment.slice(argsAt[i]!);
+      const view = key === "git" ? gitView(raw) : raw;
+      const blocked = firstMatch(blockedRules, view);
       if (blocked) return { kind: "blocked", pattern: blocked.pattern.source, what: blocked.what };
-      if (caution === null && !firstMatch(EXEMPT_BY_WORD[key], views[i]!)) caution = firstMatch(CAUTION_BY_WORD[key], views[i]!)?.what ?? null;
+      if (cautionRules && !firstMatch(EXEMPT_BY_WORD[key], view)) caution = firstMatch(cautionRules, view)?.what ?? null;
     }
     if (tooDeep && caution === null) caution = `runs a command behind more than ${MAX_WRAPPERS} wrappers`;
   }
