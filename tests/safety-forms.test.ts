@@ -177,9 +177,11 @@ describe("linear-time classification (SPEC §14)", () => {
   test.each(cases)("%p: 120 KB classified well under 50 ms", (_, command) => {
     expect(command.length).toBeGreaterThanOrEqual(117_000);
     classifyCommand(command); // warm-up: JIT, not regex work
-    const start = performance.now();
+    // CPU time of this process: the machine's other load does not count against the guard.
+    const start = process.cpuUsage();
     classifyCommand(command);
-    expect(performance.now() - start).toBeLessThan(50);
+    const used = process.cpuUsage(start);
+    expect((used.user + used.system) / 1000).toBeLessThan(50);
   });
 });
 

@@ -12,7 +12,7 @@
 
 type CharTest = (c: number) => boolean;
 type Node =
-  | { t: "char"; test: CharTest }
+  | { t: "char"; test: CharTest; code?: number } // code: the one code unit it accepts, if only one
   | { t: "assert"; kind: "^" | "$" | "b" | "B" }
   | { t: "seq"; items: Node[] }
   | { t: "alt"; options: Node[] }
@@ -28,6 +28,7 @@ const isSpace: CharTest = (c) =>
 const isLineTerminator = (c: number) => c === 10 || c === 13 || c === 0x2028 || c === 0x2029;
 const not = (f: CharTest): CharTest => (c) => !f(c);
 const exactly = (x: number): CharTest => (c) => c === x;
+const literal = (x: number): { t: "char"; test: CharTest; code: number } => ({ t: "char", test: exactly(x), code: x });
 
 class Parser {
   private i = 0;
@@ -105,7 +106,7 @@ class Parser {
       case "\\":
         return this.escape(false);
       default:
-        return { t: "char", test: exactly(c.charCodeAt(0)) };
+        return literal(c.charCodeAt(0));
     }
   }
 
@@ -155,7 +156,7 @@ class Parser {
           if (c === "0" && !/[0-9]/.test(this.s[this.i] ?? "")) return { t: "char", test: exactly(0) };
           throw new UnsupportedSyntax("octal escape");
         }
-        return { t: "char", test: exactly(c.charCodeAt(0)) };
+        return literal(c.charCodeAt(0));
     }
   }
 
@@ -291,7 +292,10 @@ export function compileLinear(source: string): LinearMatcher {
   compiler.emit({ op: MATCH, x: 0, y: 0 });
   const prog = compiler.prog;
   const anchored = prog[0]!.op === ASSERT && prog[0]!.kind === "^";
-  return { test: (text) => run(prog, text, anchored), quantified: parser.quantified };
+  // A character every match must contain: lines without it are rejected by a native scan.
+  const must = requiredCode(ast);
+  const needle = must === null ? null : String.fromCharCode(must);
+  return { test: (text) => (needle === null || text.includes(needle)) && run(prog, text, anchored), quantified: parser.quantified };
 }
 
 function run(prog: Inst[], text: string, anchored: boolean): boolean {
@@ -350,6 +354,24 @@ function run(prog: Inst[], text: string, anchored: boolean): boolean {
     }
     [clist, nlist] = [nlist, clist];
     ccount = ncount;
+  }
+}
+
+/** A code unit that every match of `node` contains, or null if there is none to be sure of. */
+function requiredCode(node: Node): number | null {
+  switch (node.t) {
+    case "char":
+      return node.code ?? null;
+    case "seq":
+      for (const item of node.items) {
+        const code = requiredCode(item);
+        if (code !== null) return code;
+      }
+      return null;
+    case "repeat":
+      return node.min >= 1 ? requiredCode(node.node) : null;
+    default:
+      return null;
   }
 }
 

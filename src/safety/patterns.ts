@@ -71,11 +71,35 @@ const BLOCKED_ANYWHERE: readonly Rule[] = [
   { pattern: /:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/, what: "a fork bomb that exhausts the machine's processes" },
 ];
 
-/** Harmless forms of caution words: they run without asking. */
-const EXEMPT_BY_WORD: Record<string, readonly Rule[]> = {
-  chmod: [{ pattern: /^chmod\s+(?:u|a)?\+x(?:\s+[^\s-]\S*)+\s*$/, what: "only adds the execute bit to the named files" }],
-  kill: [{ pattern: /^kill\s+-0(?:\s+(?:-\d+|[^\s-]\S*))+\s*$/, what: "signal 0 only checks that a process exists" }],
+/**
+ * Harmless forms of caution words: they run without asking. Checked on the words of the
+ * view (a regex with a repeated alternation over many arguments backtracks).
+ */
+export type Exemption = { form: string; what: string; test: (args: string[]) => boolean };
+const isOperand = (w: string) => !w.startsWith("-");
+const EXEMPT_BY_WORD: Record<string, readonly Exemption[]> = {
+  chmod: [
+    {
+      form: "chmod +x|u+x|a+x FILE…",
+      what: "only adds the execute bit to the named files",
+      test: (args) => args.length >= 2 && /^[ua]?\+x$/.test(args[0]!) && args.slice(1).every(isOperand),
+    },
+  ],
+  kill: [
+    {
+      form: "kill -0 PID…",
+      what: "signal 0 only checks that a process exists",
+      test: (args) => args.length >= 2 && args[0] === "-0" && args.slice(1).every((p) => isOperand(p) || /^-\d+$/.test(p)),
+    },
+  ],
 };
+
+function exempt(key: string, view: string): boolean {
+  const exemptions = EXEMPT_BY_WORD[key];
+  if (!exemptions) return false;
+  const args = view.split(/[ \t\r]+/).filter(Boolean).slice(1);
+  return exemptions.some((e) => e.test(args));
+}
 
 const WORD_ONLY = String.raw`(?:\s|$)`;
 const deletes = "deletes or overwrites files";
@@ -156,7 +180,7 @@ export function classifyCommand(command: string): Classification {
       const view = key === "git" ? gitView(raw) : raw;
       const blocked = firstMatch(blockedRules, view);
       if (blocked) return { kind: "blocked", pattern: blocked.pattern.source, what: blocked.what };
-      if (cautionRules && !firstMatch(EXEMPT_BY_WORD[key], view)) caution = firstMatch(cautionRules, view)?.what ?? null;
+      if (cautionRules && !exempt(key, view)) caution = firstMatch(cautionRules, view)?.what ?? null;
     }
     if (tooDeep && caution === null) caution = `runs a command behind more than ${MAX_WRAPPERS} wrappers`;
   }
