@@ -75,7 +75,7 @@ const BLOCKED_ANYWHERE: readonly Rule[] = [
  * Harmless forms of caution words: they run without asking. Checked on the words of the
  * view (a regex with a repeated alternation over many arguments backtracks).
  */
-export type Exemption = { form: string; what: string; test: (args: string[]) => boolean };
+type Exemption = { form: string; what: string; test: (args: string[]) => boolean };
 const isOperand = (w: string) => !w.startsWith("-");
 const EXEMPT_BY_WORD: Record<string, readonly Exemption[]> = {
   chmod: [
@@ -197,5 +197,3 @@ export function needsCaution(command: string): boolean {
   return classifyCommand(command).kind === "caution";
 }
 
-/** Every rule, for the README's table and its test. */
-export const RULES = { BLOCKED_BY_WORD, BLOCKED_ANYWHERE, CAUTION_BY_WORD, EXEMPT_BY_WORD };
