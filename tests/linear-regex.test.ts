@@ -67,18 +67,28 @@ describe("linear time on catastrophic patterns", () => {
   });
 });
 
+/** Why compileUserRegex refuses a pattern ("" when it accepts it). */
+function refusal(source: string): string {
+  try {
+    compileUserRegex(source);
+    return "";
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
 describe("compileUserRegex", () => {
   test("an invalid pattern is refused with the engine's reason", () => {
-    expect(compileUserRegex("(")).toContain("invalid regular expression");
+    expect(refusal("(")).toContain("invalid regular expression");
   });
   test("lookarounds and backreferences run natively only without backtracking risk", () => {
     expect(compileUserRegex("^(?!DEBUG)")).toBeInstanceOf(RegExp);
     expect(compileUserRegex("(\\w)\\1")).toBeInstanceOf(RegExp);
-    expect(compileUserRegex("(a|a)*\\1")).toContain("repeated alternation");
-    expect(compileUserRegex("(?=x)(a+)+$")).toContain("nested quantifiers");
-    expect(compileUserRegex("(?=x).*a.*b")).toContain("more than one unbounded quantifier");
+    expect(refusal("(a|a)*\\1")).toContain("repeated alternation");
+    expect(refusal("(?=x)(a+)+$")).toContain("nested quantifiers");
+    expect(refusal("(?=x).*a.*b")).toContain("more than one unbounded quantifier");
   });
   test("huge repetition counts are refused instead of built", () => {
-    expect(compileUserRegex("((abc){1000}){1000}")).toContain("too large");
+    expect(refusal("((abc){1000}){1000}")).toContain("too large");
   });
 });

@@ -4,7 +4,7 @@ import { UsageError } from "./usage.ts";
 
 /** `agent-shell config show [--config FILE] [--json]`: every key, its value and its source. */
 export async function configCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseHostFlags(argv);
+  const { values, positionals } = parseHostFlags("config", argv);
   if (positionals[0] !== "show" || positionals.length > 1) {
     throw new UsageError("usage: agent-shell config show [--config FILE] [--json] [same flags as mcp]");
   }

@@ -5,7 +5,7 @@ import { basename } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { AWAIT_OUTPUT_METHOD, type AwaitOutputParams, type AwaitOutputResult, AwaitOutputResultSchema } from "../mcp/await-output.ts";
 import { SocketTransport } from "../mcp/socket-transport.ts";
-import type { ToolResult } from "../tools/errors.ts";
+import type { ToolResult } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { checkOwnership, type DaemonPaths, lockHeld } from "./daemon-paths.ts";
 

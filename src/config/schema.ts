@@ -37,5 +37,3 @@ export const ConfigSchema = z
   .strict();
 
 export type Config = z.infer<typeof ConfigSchema>;
-
-export const DEFAULT_CONFIG: Config = ConfigSchema.parse({});

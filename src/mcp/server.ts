@@ -2,7 +2,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolHost } from "../host/tool-host.ts";
-import { isErrorResult } from "../tools/errors.ts";
+import { isErrorResult } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { StdioTransport } from "./stdio-transport.ts";
 
@@ -29,26 +29,10 @@ export function createMcpServer(host: ToolHost): Server {
       isError: isErrorResult(result),
     };
   });
-  // Background task ends become log notices the client can act on.
-  const unsubscribe = host.registry.onTaskEnd((task) => {
-    void server
-      .sendLoggingMessage({
-        level: "info",
-        logger: "agent-shell",
-        data: {
-          event: "task_finished",
-          task_id: task.id,
-          status: task.status,
-          exit_code: task.exitCode ?? null,
-          ...(task.exit?.signal ? { signal: task.exit.signal } : {}),
-          duration_ms: task.durationMs,
-        },
-      })
-      .catch(() => {});
-  });
-  const unsubscribeNotices = host.registry.onNotice((data) => {
-    void server.sendLoggingMessage({ level: "info", logger: "agent-shell", data }).catch(() => {});
-  });
+  // Background task ends and watch matches become log notices the client can act on.
+  const notify = (data: Record<string, unknown>) => void server.sendLoggingMessage({ level: "info", logger: "agent-shell", data }).catch(() => {});
+  const unsubscribe = host.onTaskEnd(notify);
+  const unsubscribeNotices = host.onNotice(notify);
   // One host may serve many sessions (the daemon): a closed session stops listening.
   const onclose = server.onclose;
   server.onclose = () => {

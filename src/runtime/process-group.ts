@@ -25,6 +25,20 @@ function readStat(pid: string): ProcStat | null {
   }
 }
 
+/** Whether `pid` is alive and not a zombie (PID 1 may reap late); elsewhere than Linux, whether it exists. */
+export function processAlive(pid: number): boolean {
+  if (process.platform !== "linux") {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  const st = readStat(String(pid));
+  return st !== null && st.state !== "Z" && st.state !== "X";
+}
+
 /** How long one scan of /proc is reused: many concurrent kills share a scan. */
 const SNAPSHOT_TTL_MS = 5;
 let snapshot: { at: number; procs: ProcStat[] } | null = null;

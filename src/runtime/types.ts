@@ -40,14 +40,12 @@ export interface ProcessHandle {
   readonly stdout: ReadableStream<Uint8Array>;
   /** Null when stderr is merged into stdout (PTY). */
   readonly stderr: ReadableStream<Uint8Array> | null;
-  readonly tty: boolean;
   /** Resolves when the leader has exited (its output may still be draining). */
   readonly exited: Promise<ExitStatus>;
   /** Whether stdin can still be written. */
   readonly stdinOpen: boolean;
   write(bytes: Uint8Array | string): Promise<number>;
   closeStdin(): void;
-  resize(cols: number, rows: number): void;
   /** Signal the whole process group (and session). */
   signal(signal: NodeJS.Signals): void;
   /** Whether any process of the group/session is still alive (zombies excluded). */

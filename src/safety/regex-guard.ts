@@ -24,24 +24,24 @@ class LinearRegExp extends RegExp {
   }
 }
 
-/** The compiled pattern, or a message saying why it is refused. */
-export function compileUserRegex(source: string): RegExp | string {
+/** The compiled pattern; throws an Error saying why a pattern is refused. */
+export function compileUserRegex(source: string): RegExp {
   let re: RegExp;
   try {
     re = new RegExp(source);
   } catch (e) {
-    return `invalid regular expression: ${(e as Error).message}`;
+    throw new Error(`invalid regular expression: ${(e as Error).message}`);
   }
   try {
     const linear = compileLinear(source);
     return linear.quantified ? LinearRegExp.of(source, linear) : re;
   } catch (e) {
     if (!(e instanceof UnsupportedSyntax)) throw e;
-    if (e.message === "too large") return "the pattern's repetition counts are too large; use smaller {n,m} bounds";
+    if (e.message === "too large") throw new Error("the pattern's repetition counts are too large; use smaller {n,m} bounds");
   }
   const risk = backtrackingRisk(source);
   if (risk) {
-    return `${risk}; with backreferences or lookarounds the pattern runs on a backtracking engine, where this can take exponential time: rewrite it without them, or simplify the repetition`;
+    throw new Error(`${risk}; with backreferences or lookarounds the pattern runs on a backtracking engine, where this can take exponential time: rewrite it without them, or simplify the repetition`);
   }
   return re;
 }

@@ -1,15 +1,15 @@
 import { z } from "zod";
-import { awaitForeground } from "../background/tasks/foreground.ts";
-import { whenWaitingForInput } from "../background/watch/input-wait.ts";
+import { runForeground } from "../background/tasks/index.ts";
+import { onWaitingForInput, startProgress } from "../background/watch/index.ts";
+import { asCodedError, CodedError, invalidArgument } from "../errors.ts";
 import { childEnv, remoteEnv } from "../runtime/env.ts";
-import { guardCommand } from "./command-guard.ts";
-import { errorResult, ToolError } from "./errors.ts";
-import { exitFields, foregroundOutput, streamField } from "./output-fields.ts";
+import { confirmCommand } from "../safety/command-guard.ts";
+import { checkWorkingDirectory } from "../safety/paths.ts";
+import { commandLengthProblem } from "../safety/command-length.ts";
 import { checkInteractive, interactiveParameters } from "./interactive-params.ts";
-import { interactiveFields, stdoutText } from "./tty-fields.ts";
-import { remoteTarget, runtimeErrorResult } from "./remote.ts";
+import { exitFields, interactiveFields, runOutput } from "./present.ts";
+import { remoteTarget } from "./remote.ts";
 import { compileService, existingService, serviceParameters, startService } from "./service.ts";
-import { startProgress } from "../background/watch/progress.ts";
 import { envSchema, osString } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 
@@ -25,14 +25,14 @@ const schema = z
       .describe("Foreground time limit in seconds; on expiry the command's whole process group is terminated. (default: config timeout_seconds, 120)"),
     confirmed: z
       .boolean()
-      .optional()
+      .default(false)
       .describe("Set to true only after the user explicitly approved a command that returned needs_confirmation; the command must be byte-for-byte the same. (default: false)"),
     working_directory: osString()
       .optional()
       .describe("Directory to run in; relative paths resolve against the server's cwd; must be inside the allowed paths. (default: the server's cwd)"),
     run_in_background: z
       .boolean()
-      .optional()
+      .default(false)
       .describe("Return at once with a task_id; read it with task_output, stop it with kill_shell. (default: false)"),
     env: envSchema().optional().describe("Environment variables added to the inherited environment. (default: none)"),
     stdin: z.string().optional().describe("Text fed to the command's stdin, which is then closed. (default: stdin is /dev/null)"),
@@ -65,89 +65,73 @@ export const bashTool = defineTool({
   schema,
   async run(args, ctx) {
     const remote = args.host !== undefined ? remoteTarget(ctx, args.host, args.working_directory, { command: args.command }) : null;
-    if (remote && "result" in remote) return remote.result;
     // Bad parameters fail before the safety checks, so they never use up a confirmation.
     const service = compileService(args);
-    if ("error" in service) return service;
-    const badCombination = checkInteractive(args);
-    if (badCombination) return badCombination;
-    const guard = await guardCommand(ctx, args, { checkPath: !remote });
-    if ("result" in guard) return guard.result;
-    const background = args.run_in_background === true;
+    checkInteractive(args);
+    const context = { command: args.command, description: args.description ?? null };
+    const tooLong = commandLengthProblem(args.command);
+    if (tooLong) throw invalidArgument("bash", "command", tooLong, context);
+    let cwd = remote ? remote.cwd : ctx.cwd;
+    if (!remote && args.working_directory !== undefined) {
+      cwd = checkWorkingDirectory(args.working_directory, ctx.cwd, ctx.allowedRoots, { ...context, working_directory: args.working_directory });
+    }
+    const confirmation = await confirmCommand(args, ctx.confirmationPolicy, ctx.confirmations);
+    if (confirmation) return confirmation;
+    const background = args.run_in_background;
     const existing = existingService(ctx, args.name);
     if (existing) return existing;
-    const spec = {
+    const request = {
+      kind: "bash" as const,
       command: args.command,
-      cwd: remote ? remote.cwd : guard.cwd,
-      env: remote ? remoteEnv(args.env) : childEnv(args.env, args.tty ? { TERM: "xterm-256color" } : undefined),
-      stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
-      tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
-      durable: background,
-    };
-    let task;
-    try {
-      task = await ctx.launcher.launch({
-        kind: "bash",
+      description: args.description,
+      host: args.host,
+      name: args.name,
+      runtime: remote ? remote.runtime : ctx.runtime,
+      spec: {
         command: args.command,
-        description: args.description,
-        host: args.host,
-        name: args.name,
-        spec,
-        runtime: remote ? remote.runtime : ctx.runtime,
-        background,
-      });
-    } catch (e) {
-      if (e instanceof ToolError) return e.toResult();
-      const failed = runtimeErrorResult(e, { command: args.command });
-      if (failed) return failed;
-      return errorResult("IO_ERROR", `Failed to start the command: ${(e as Error).message}`, { command: args.command });
-    }
-    ctx.onTask?.(task);
+        cwd,
+        env: remote ? remoteEnv(args.env) : childEnv(args.env, args.tty ? { TERM: "xterm-256color" } : undefined),
+        stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
+        tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
+        durable: background,
+      },
+    };
+    const startFailed = (e: unknown): never => {
+      throw asCodedError(e, "Failed to start the command", { command: args.command });
+    };
     const described = args.description !== undefined ? { description: args.description } : {};
     if (background) {
+      const task = await ctx.launcher.launch({ ...request, background: true }).catch(startFailed);
+      ctx.onTask?.(task);
       const started = await startService(task, args, service, ctx);
-      if ("error" in started) return started;
       const named = args.name !== undefined ? { name: args.name } : {};
       return { command: args.command, task_id: task.id, status: "running", ...described, ...named, pid: task.pid, ...started, ...interactiveFields(task) };
     }
     const timeoutSeconds = args.timeout_seconds ?? ctx.config.timeout_seconds;
-    const stopProgress = ctx.progress ? startProgress(task, (bytes, line) => ctx.progress!(bytes, line)) : () => {};
-    // A terminal program stopped at a prompt would wait for the agent forever: hand it over.
-    const inputWait = args.tty ? whenWaitingForInput(task) : null;
-    const outcome = await awaitForeground(task, {
+    const { outcome, task } = await runForeground(ctx.launcher, request, {
       timeoutMs: timeoutSeconds * 1000,
       signal: ctx.signal,
       backgroundAfterMs: args.background_after_seconds !== undefined ? args.background_after_seconds * 1000 : undefined,
-      backgroundWhen: inputWait?.promise,
-    }).finally(() => {
-      stopProgress();
-      inputWait?.cancel();
-    });
+      // A terminal program stopped at a prompt would wait for the agent forever: hand it over.
+      backgroundWhen: args.tty ? onWaitingForInput : undefined,
+      onStart: (task) => {
+        ctx.onTask?.(task);
+        return ctx.progress ? startProgress(task, ctx.progress) : undefined;
+      },
+    }).catch(startFailed);
+    const maxBytes = ctx.config.max_output_bytes;
     if (outcome === "backgrounded") {
-      // Adopted as is: same process, same output streams, nothing restarted or lost.
-      ctx.launcher.adopt(task);
-      const stdout = stdoutText(task);
-      const output = { ...streamField(stdout, ctx.config.max_output_bytes), ...streamField(task.stderr, ctx.config.max_output_bytes) };
-      stdout.cursor = stdout.total;
-      task.stderr.cursor = task.stderr.total;
+      const output = runOutput(task, maxBytes, { markRead: true });
       return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task) };
     }
-    const output = foregroundOutput(task, ctx.config.max_output_bytes);
+    const output = runOutput(task, maxBytes);
     if (outcome === "timeout") {
-      return errorResult("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, {
-        command: args.command,
-        description: args.description ?? null,
-        timeout_seconds: timeoutSeconds,
-        ...output,
-      });
+      throw new CodedError("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, { ...context, timeout_seconds: timeoutSeconds, ...output });
     }
-    if (outcome === "aborted") {
-      return errorResult("IO_ERROR", "Command cancelled: the request was cancelled or the server is shutting down", {
-        command: args.command,
-        ...output,
-      });
+    if (outcome === "cancelled") {
+      throw new CodedError("IO_ERROR", "Command cancelled: the request was cancelled or the server is shutting down", { command: args.command, ...output });
     }
-    if (task.status === "lost") return errorResult("IO_ERROR", `Command lost: ${task.lostReason}`, { command: args.command, ...output });
+    if (task.status === "lost") throw new CodedError("IO_ERROR", `Command lost: ${task.lostReason}`, { command: args.command, ...output });
     const exit = exitFields(task);
     return {
       command: args.command,

@@ -2,20 +2,12 @@ import { readdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { OWNER_TOKEN } from "../../runtime/env.ts";
 import { processStartTime } from "../../runtime/process-group.ts";
-import type { Task, TaskKind, TaskStatus } from "../tasks/task.ts";
+import type { Task, TaskInfo, TaskStatus } from "../tasks/task.ts";
 import { makePrivateDir, writePrivateFile } from "./private-files.ts";
 
-/** What `<owner>/tasks/<id>/meta.json` records, rewritten on every transition. */
-export interface TaskMeta {
+/** What `<owner>/tasks/<id>/meta.json` records, rewritten on every transition: the task's info, then its state. */
+export interface TaskMeta extends TaskInfo {
   task_id: string;
-  kind: TaskKind;
-  command?: string;
-  prompt?: string;
-  description?: string;
-  name?: string;
-  cwd: string;
-  host?: string;
-  tty: boolean;
   pid: number | null;
   pgid: number | null;
   /** Start time (clock ticks after boot) of the group leader, and the marker its environment carries: a pgid is signalled only when both still match. */
@@ -49,7 +41,7 @@ export function bootId(): string {
 const leaderStart = new WeakMap<Task, string>();
 
 function startOf(task: Task, pgid: number | null): string | undefined {
-  if (pgid === null || task.host) return undefined;
+  if (pgid === null || task.info.host) return undefined;
   let start = leaderStart.get(task);
   if (start === undefined) {
     start = processStartTime(pgid) ?? undefined;
@@ -59,21 +51,14 @@ function startOf(task: Task, pgid: number | null): string | undefined {
 }
 
 export function metaOf(task: Task): TaskMeta {
-  const pgid = task.handle?.pgid ?? null;
+  const pgid = task.pgid ?? null;
   return {
     task_id: task.id!,
-    kind: task.kind,
-    command: task.command,
-    prompt: task.prompt,
-    description: task.description,
-    name: task.name,
-    cwd: task.cwd,
-    host: task.host,
-    tty: task.tty,
+    ...task.info,
     pid: task.pid ?? null,
     pgid,
     pgid_start: startOf(task, pgid),
-    owner_token: task.host ? undefined : OWNER_TOKEN,
+    owner_token: task.info.host ? undefined : OWNER_TOKEN,
     boot_id: bootId(),
     started_at: task.startedAt.toISOString(),
     ended_at: task.endedAt?.toISOString(),
@@ -81,7 +66,7 @@ export function metaOf(task: Task): TaskMeta {
     exit_code: task.exit ? task.exitCode : undefined,
     signal: task.exit?.signal ?? undefined,
     lost_reason: task.lostReason,
-    resume_token: task.handle?.resumeToken,
+    resume_token: task.resumeToken,
   };
 }
 

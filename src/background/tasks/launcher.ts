@@ -1,4 +1,3 @@
-import type { Config } from "../../config/schema.ts";
 import type { Runtime, SpawnSpec } from "../../runtime/types.ts";
 import { OutputStream } from "../output/stream.ts";
 import type { Registry } from "./registry.ts";
@@ -22,6 +21,19 @@ export interface LaunchRequest {
   background: boolean;
 }
 
+/** What the launcher needs to know of the configuration. */
+export interface LauncherOptions {
+  /** Memory kept per stream (head + tail). */
+  bufferBytes: number;
+  /** Disk cap per log file. */
+  maxLogBytes: number;
+  /** A foreground stream is spooled only beyond this many bytes (what a result can show). */
+  foregroundSpoolAfter: number;
+  killGraceMs: number;
+  /** How long spooled foreground output stays readable through its path. */
+  foregroundLogTtlMs: number;
+}
+
 /**
  * Spawns a process and wraps it in a Task with collectors, buffers and spools — the one
  * path shared by foreground and background work of every tool.
@@ -30,31 +42,33 @@ export class Launcher {
   constructor(
     private registry: Registry,
     private owner: OwnerFolder,
-    private config: Config,
+    private options: LauncherOptions,
   ) {}
 
   async launch(req: LaunchRequest): Promise<Task> {
     const id = req.background ? this.registry.allocateId() : null;
     const logDir = id ? this.owner.taskDir(id) : this.owner.nextForegroundDir();
-    const spoolAfter = req.background ? 0 : this.config.max_output_bytes;
+    const spoolAfter = req.background ? 0 : this.options.foregroundSpoolAfter;
     const stream = (name: "stdout" | "stderr") =>
-      new OutputStream(name, this.config.background_buffer_bytes, {
+      new OutputStream(name, this.options.bufferBytes, {
         path: join(logDir, `${name}.log`),
-        maxBytes: this.config.max_log_bytes,
+        maxBytes: this.options.maxLogBytes,
         startAfter: spoolAfter,
       });
     const stdout = stream("stdout");
-    const ttyOutput = req.spec.tty ? await ttyStreams(req.spec.tty, stdout, logDir, this.config) : undefined;
+    const ttyOutput = req.spec.tty ? await ttyStreams(req.spec.tty, stdout, logDir, this.options.maxLogBytes) : undefined;
     const task = new Task({
-      kind: req.kind,
-      command: req.command,
-      prompt: req.prompt,
-      description: req.description,
-      name: req.name,
-      cwd: req.spec.cwd,
-      host: req.host,
-      tty: req.spec.tty !== undefined,
-      killGraceMs: this.config.kill_grace_seconds * 1000,
+      info: {
+        kind: req.kind,
+        command: req.command,
+        prompt: req.prompt,
+        description: req.description,
+        name: req.name,
+        cwd: req.spec.cwd,
+        host: req.host,
+        tty: req.spec.tty !== undefined,
+      },
+      killGraceMs: this.options.killGraceMs,
       stdout,
       stderr: stream("stderr"),
       logDir,
@@ -83,7 +97,7 @@ export class Launcher {
           if (task.rawOutput?.spool?.active) task.removeLogs();
           return;
         }
-        setTimeout(() => task.removeLogs(), this.config.task_ttl_seconds * 1000).unref?.();
+        setTimeout(() => task.removeLogs(), this.options.foregroundLogTtlMs).unref?.();
       });
     }
     return task;
@@ -105,7 +119,7 @@ export class Launcher {
         else makePrivateDir(target);
         makePrivateDir(dirname(task.logDir));
         symlinkSync(target, task.logDir);
-        task.logDir = target;
+        task.relocateLogs(target);
       } catch {
         /* logs stay where they are: still readable, only not where recovery looks */
       }
@@ -117,7 +131,7 @@ export class Launcher {
 /** Raw PTY bytes are kept in full on disk (tty.raw.log); memory holds only a little. */
 const RAW_MEMORY_BYTES = 64 * 1024;
 
-async function ttyStreams(size: { cols: number; rows: number }, stdout: OutputStream, logDir: string, config: Config) {
-  const raw = new OutputStream("stdout", RAW_MEMORY_BYTES, { path: join(logDir, "tty.raw.log"), maxBytes: config.max_log_bytes, startAfter: 0 });
+async function ttyStreams(size: { cols: number; rows: number }, stdout: OutputStream, logDir: string, maxLogBytes: number) {
+  const raw = new OutputStream("stdout", RAW_MEMORY_BYTES, { path: join(logDir, "tty.raw.log"), maxBytes: maxLogBytes, startAfter: 0 });
   return { raw, screen: await TerminalScreen.create(size.cols, size.rows, stdout) };
 }

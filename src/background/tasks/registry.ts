@@ -1,6 +1,7 @@
 import type { OwnerFolder } from "../state/state-dir.ts";
 import type { Task } from "./task.ts";
 import { metaOf, writeMeta } from "../state/task-meta.ts";
+import { formatTaskId, taskIdNumber } from "./task-id.ts";
 
 export interface RegistryOptions {
   /** Finished tasks are forgotten (and their logs deleted) after this long. */
@@ -23,14 +24,9 @@ export class Registry {
   private endListeners = new Set<(task: Task) => void>();
   private noticeListeners = new Set<(data: Record<string, unknown>) => void>();
   private expiryTimers = new Map<string, ReturnType<typeof setTimeout>>();
-  private closed = false;
 
   constructor(private readonly options: RegistryOptions) {
     this.nextId = options.owner.readLastId() + 1;
-  }
-
-  get isClosed(): boolean {
-    return this.closed;
   }
 
   /** Called once per background task when it leaves `running`. */
@@ -53,7 +49,7 @@ export class Registry {
   allocateId(): string {
     const n = this.nextId++;
     this.options.owner.writeLastId(n);
-    return `bg-${n}`;
+    return formatTaskId(n);
   }
 
   /** Continue numbering after ids recovered from an earlier registry. */
@@ -63,32 +59,36 @@ export class Registry {
 
   /** Make a task visible to task_output/kill_shell/task_list (a background task). */
   register(task: Task, id = this.allocateId()): string {
-    task.id = id;
+    task.assignId(id);
     this.foreground.delete(task);
-    this.tasks.set(id, task);
-    this.persist(task);
-    task.onEnd((t) => {
-      this.persist(t);
-      for (const l of this.endListeners) l(t);
-      this.scheduleExpiry(t);
-      this.enforceFinishedCap();
-    });
+    this.keep(task);
     return id;
   }
 
-  /** Record a task that was already over when it was recovered (no end event). */
+  /** Take back a task recovered from an earlier registry (running or already over). */
   restore(task: Task): void {
+    this.keep(task);
+  }
+
+  /** The one path for fresh and recovered tasks: recorded now, and handled once when it ends. */
+  private keep(task: Task): void {
     this.tasks.set(task.id!, task);
+    this.persist(task);
     if (task.running) {
       task.onEnd((t) => {
         this.persist(t);
         for (const l of this.endListeners) l(t);
-        this.scheduleExpiry(t);
+        this.retire(t);
       });
     } else {
-      this.persist(task);
-      this.scheduleExpiry(task);
+      this.retire(task);
     }
+  }
+
+  /** A finished task: expires after the TTL, and the oldest go beyond the cap. */
+  private retire(task: Task): void {
+    this.scheduleExpiry(task);
+    this.enforceFinishedCap();
   }
 
   private persist(task: Task): void {
@@ -107,11 +107,11 @@ export class Registry {
 
   /** Tasks ordered by id number. */
   list(): Task[] {
-    return [...this.tasks.values()].sort((a, b) => idNumber(a.id!) - idNumber(b.id!));
+    return [...this.tasks.values()].sort((a, b) => taskIdNumber(a.id!) - taskIdNumber(b.id!));
   }
 
   findRunningByName(name: string): Task | undefined {
-    for (const t of this.tasks.values()) if (t.running && t.name === name) return t;
+    for (const t of this.tasks.values()) if (t.running && t.info.name === name) return t;
     return undefined;
   }
 
@@ -143,13 +143,8 @@ export class Registry {
 
   /** Terminate every running task's process group (TERM → grace → KILL), in parallel. */
   async shutdown(): Promise<void> {
-    this.closed = true;
     const running = [...this.tasks.values(), ...this.foreground].filter((t) => t.running);
     await Promise.all(running.map((t) => t.kill()));
     for (const timer of this.expiryTimers.values()) clearTimeout(timer);
   }
-}
-
-function idNumber(id: string): number {
-  return Number(id.slice(id.lastIndexOf("-") + 1));
 }
