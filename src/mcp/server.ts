@@ -1,11 +1,11 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolHost } from "../host/tool-host.ts";
 import { isErrorResult } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { sandboxInstructions } from "../sandbox/describe.ts";
+import { StdioTransport } from "./stdio-transport.ts";
 
 /** An MCP server over a ToolHost: tools/list, tools/call, cancellation, progress and notices. */
 export function createMcpServer(host: ToolHost): Server {
@@ -50,7 +50,7 @@ export function createMcpServer(host: ToolHost): Server {
  */
 export async function serveStdio(host: ToolHost): Promise<never> {
   const server = createMcpServer(host);
-  const transport: Transport = new StdioServerTransport();
+  const transport: Transport = new StdioTransport();
   let exiting = false;
   const exit = async () => {
     if (exiting) return;

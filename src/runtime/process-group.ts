@@ -133,3 +133,39 @@ export function killMarked(name: string, value: string): void {
     } catch {}
   }
 }
+
+/** A process's start time in clock ticks after boot (field 22 of /proc/<pid>/stat), or null. */
+export function processStartTime(pid: number): string | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return text.slice(text.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a process exists (zombies included: a pid still taken). */
+export function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Whether group `pgid` is verifiably the one an agent-shell owner started: its leader
+ * started at the recorded time (so the pid was not reused) and carries that owner's marker
+ * in its environment. A recorded pgid without both is never signalled.
+ */
+export function isOurGroup(pgid: number, startTime: string | undefined, ownerToken: string | undefined): boolean {
+  if (!startTime || !ownerToken || processStartTime(pgid) !== startTime) return false;
+  try {
+    const environ = Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pgid}/environ`)]);
+    return environ.includes(Buffer.from(`\0AGENT_SHELL_OWNER=${ownerToken}\0`));
+  } catch {
+    return false;
+  }
+}

@@ -1,5 +1,5 @@
 import { CodedError } from "../errors.ts";
-import { blockedPattern, needsCaution } from "./patterns.ts";
+import { classifyCommand } from "./patterns.ts";
 import type { PendingConfirmations } from "./confirmations.ts";
 
 /** How a caution command gets approved: the MCP two-step flow, or a prompt/flag in the CLI. */
@@ -22,9 +22,11 @@ export async function confirmCommand(
   confirmations: PendingConfirmations,
 ): Promise<Record<string, unknown> | null> {
   const context = { command: request.command, description: request.description ?? null };
-  const blocked = blockedPattern(request.command);
-  if (blocked) throw new CodedError("BLOCKED", `Command blocked: matches pattern '${blocked}'`, context);
-  if (!needsCaution(request.command)) return null;
+  const verdict = classifyCommand(request.command);
+  if (verdict.kind === "blocked") {
+    throw new CodedError("BLOCKED", `Command blocked (${verdict.what}): matches pattern '${verdict.pattern}'`, context);
+  }
+  if (verdict.kind === "allowed") return null;
   if (policy.kind === "ask") {
     if (request.confirmed || (await policy.ask(request.command))) return null;
     throw new CodedError(
@@ -38,7 +40,7 @@ export async function confirmCommand(
     return {
       needs_confirmation: true,
       command: request.command,
-      message: `This command may be destructive: ${request.command}. Please confirm execution: ask the user, then call again with confirmed: true and the exact same command.`,
+      message: `This command may be destructive (${verdict.what}): ${request.command}. Please confirm execution: ask the user, then call again with confirmed: true and the exact same command.`,
       ...(request.description !== undefined ? { description: request.description } : {}),
     };
   }

@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { runForeground } from "../background/tasks/index.ts";
 import { onWaitingForInput, startProgress } from "../background/watch/index.ts";
-import { asCodedError, CodedError } from "../errors.ts";
+import { asCodedError, CodedError, invalidArgument } from "../errors.ts";
 import { childEnv, remoteEnv } from "../runtime/env.ts";
 import { confirmCommand } from "../safety/command-guard.ts";
 import { checkWorkingDirectory } from "../safety/paths.ts";
+import { commandLengthProblem } from "../safety/command-length.ts";
 import { checkInteractive, interactiveParameters } from "./interactive-params.ts";
 import { exitFields, interactiveFields, runOutput } from "./present.ts";
 import { remoteTarget } from "./remote.ts";
@@ -73,6 +74,8 @@ export const bashTool = defineTool({
     const service = compileService(args);
     checkInteractive(args);
     const context = { command: args.command, description: args.description ?? null };
+    const tooLong = commandLengthProblem(args.command);
+    if (tooLong) throw invalidArgument("bash", "command", tooLong, context);
     let cwd = remote ? remote.cwd : ctx.cwd;
     if (!remote && args.working_directory !== undefined) {
       cwd = checkWorkingDirectory(args.working_directory, ctx.cwd, ctx.allowedRoots, { ...context, working_directory: args.working_directory });

@@ -1,5 +1,6 @@
-import { closeSync, openSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { libc } from "../../runtime/libc.ts";
+import { openPrivateAppend } from "./private-files.ts";
 
 /**
  * Advisory whole-file locks (flock). The kernel drops a lock when its holder dies, so a
@@ -14,7 +15,7 @@ export interface FileLock {
 
 /** Takes an exclusive lock on `path` (created if needed) without waiting; null if someone holds it. */
 export function tryLock(path: string): FileLock | null {
-  const fd = openSync(path, "a", 0o600);
+  const fd = openPrivateAppend(path);
   if (libc().flock(fd, LOCK_EX | LOCK_NB) !== 0) {
     closeSync(fd);
     return null;

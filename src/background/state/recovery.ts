@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { AdoptedProcess } from "../../runtime/adopted-process.ts";
 import type { Runtime } from "../../runtime/types.ts";
-import { groupAlive } from "../../runtime/process-group.ts";
+import { groupAlive, isOurGroup } from "../../runtime/process-group.ts";
 import { OutputStream } from "../output/stream.ts";
 import type { Registry } from "../tasks/registry.ts";
 import type { OwnerFolder } from "./state-dir.ts";
@@ -49,7 +49,9 @@ export function recoverTasks(
     if (remote?.resume) {
       task.attach(remote.resume(meta.resume_token!, meta.pgid!, { stdout: task.stdout.total, stderr: task.stderr.total }));
     } else if (meta.status === "running") {
-      const alive = meta.pgid !== null && meta.boot_id === bootId() && !meta.host && groupAlive(meta.pgid);
+      // Adopted only when verifiably the group agent-shell started: a forged meta.json must not make it killable.
+      const alive =
+        meta.pgid !== null && meta.boot_id === bootId() && !meta.host && groupAlive(meta.pgid) && isOurGroup(meta.pgid, meta.pgid_start, meta.owner_token);
       if (alive) {
         task.attach(new AdoptedProcess(meta.pid ?? meta.pgid!, meta.pgid!));
       } else {

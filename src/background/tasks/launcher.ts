@@ -4,7 +4,8 @@ import type { Registry } from "./registry.ts";
 import type { OwnerFolder } from "../state/state-dir.ts";
 import { Task, type TaskKind, type TaskSandbox } from "./task.ts";
 import { TerminalScreen } from "../terminal/screen.ts";
-import { existsSync, mkdirSync, renameSync, symlinkSync } from "node:fs";
+import { existsSync, renameSync, symlinkSync } from "node:fs";
+import { makePrivateDir } from "../state/private-files.ts";
 import { dirname, join } from "node:path";
 
 export interface LaunchRequest {
@@ -116,10 +117,10 @@ export class Launcher {
     const target = this.owner.taskDir(id);
     if (task.logDir && task.logDir !== target) {
       try {
-        mkdirSync(dirname(target), { recursive: true });
+        makePrivateDir(dirname(target));
         if (existsSync(task.logDir)) renameSync(task.logDir, target);
-        else mkdirSync(target, { recursive: true });
-        mkdirSync(dirname(task.logDir), { recursive: true });
+        else makePrivateDir(target);
+        makePrivateDir(dirname(task.logDir));
         symlinkSync(target, task.logDir);
         task.relocateLogs(target);
       } catch {
