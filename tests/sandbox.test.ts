@@ -390,6 +390,10 @@ describe("command line", () => {
       const list = JSON.parse((await sb.run(["ps", "--all", "--json"])).stdout);
       expect(JSON.stringify(list)).toContain('"sandbox":"workspace-write"');
       expect(snapshot(victim)).toBe(before);
+      // A restarted daemon recovers the task from meta.json, sandbox included.
+      expect((await sb.run(["daemon", "stop"])).code).toBe(0);
+      const recovered = JSON.parse((await sb.run(["ps", "--all", "--json"])).stdout);
+      expect(JSON.stringify(recovered)).toContain('"sandbox":"workspace-write"');
       const off = (await sb.run(["start", "--sandbox", "off", "--yes", "--", `touch ${victim}/from-daemon-off`])).stdout.trim();
       expect((await sb.run(["wait", off, "--timeout", "30"])).code).toBe(0);
       expect(existsSync(join(victim, "from-daemon-off"))).toBe(true);

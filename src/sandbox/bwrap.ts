@@ -76,7 +76,7 @@ function checkScript(stateRoot: string): string {
   } catch {}
   mkdirSync(stateRoot, { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}`;
-  writeFileSync(tmp, CHECK_SCRIPT, { mode: 0o444 });
+  writeFileSync(tmp, CHECK_SCRIPT, { mode: 0o600 }); // private like every file of the state dir; bound read-only inside
   renameSync(tmp, path);
   return path;
 }

@@ -43,6 +43,7 @@ export function recoverTasks(
       stderr: stream("stderr"),
       logDir: dir,
       startedAt: new Date(meta.started_at),
+      sandbox: meta.sandbox,
     });
     task.assignId(meta.task_id);
     const remote = meta.status === "running" && meta.host && meta.resume_token && meta.pgid !== null ? remoteRuntime(meta.host) : undefined;

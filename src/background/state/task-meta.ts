@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { OWNER_TOKEN } from "../../runtime/env.ts";
 import { processStartTime } from "../../runtime/process-group.ts";
-import type { Task, TaskInfo, TaskStatus } from "../tasks/task.ts";
+import type { Task, TaskInfo, TaskSandbox, TaskStatus } from "../tasks/task.ts";
 import { makePrivateDir, writePrivateFile } from "./private-files.ts";
 
 /** What `<owner>/tasks/<id>/meta.json` records, rewritten on every transition: the task's info, then its state. */
@@ -23,6 +23,8 @@ export interface TaskMeta extends TaskInfo {
   lost_reason?: string;
   /** The runtime's handle for re-attaching after a restart (remote background tasks). */
   resume_token?: string;
+  /** The containment it ran under (SPEC §11), so recovered tasks still report it. */
+  sandbox?: TaskSandbox;
 }
 
 let bootIdCache: string | null = null;
@@ -67,6 +69,7 @@ export function metaOf(task: Task): TaskMeta {
     signal: task.exit?.signal ?? undefined,
     lost_reason: task.lostReason,
     resume_token: task.resumeToken,
+    sandbox: task.sandbox,
   };
 }
 
