@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs the system programs the test suite drives for real (sshd, python3, tmux, ps, curl)
+# Installs the system programs agent-shell and its test suite drive for real (bwrap for the
+# sandbox, sshd, python3, tmux, ps, curl)
 # when they are missing. Debian/Ubuntu with apt; needs root (or passwordless sudo).
 set -euo pipefail
 need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
 command -v python3 >/dev/null 2>&1 || need+=(python3)

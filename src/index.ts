@@ -9,11 +9,11 @@
 import { loadConfig } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { type ToolInfo, ToolHost } from "./host/tool-host.ts";
-import type { ToolResult } from "./tools/errors.ts";
+import type { ToolResult } from "./errors.ts";
 
 export type { Config } from "./config/schema.ts";
 export type { ToolInfo } from "./host/tool-host.ts";
-export type { ToolResult, ErrorResult, ErrorCode } from "./tools/errors.ts";
+export type { ToolResult, ErrorResult, ErrorCode } from "./errors.ts";
 export { ConfigError } from "./config/load.ts";
 
 export type ToolHostOptions = {

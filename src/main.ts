@@ -41,6 +41,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./cli/wait.ts")).waitCommand(rest);
     case "kill":
       return (await import("./cli/kill.ts")).killCommand(rest);
+    case "sandbox":
+      return (await import("./cli/sandbox-check.ts")).sandboxCommand(rest);
     case "restart":
       return (await import("./cli/restart.ts")).restartCommand(rest);
     case "up":
@@ -60,9 +62,9 @@ try {
 } catch (e) {
   const err = e as Error | undefined;
   // Usage and configuration mistakes exit 2; a busy state dir is a runtime refusal (1).
-  if (err instanceof UsageError || err?.name === "ConfigError" || err?.name === "OwnerBusyError") {
+  if (err instanceof UsageError || err?.name === "ConfigError" || err?.name === "OwnerBusyError" || err?.name === "UnsafeStateDirError") {
     process.stderr.write(`agent-shell: ${err.message}\n`);
-    process.exit(err.name === "OwnerBusyError" ? 1 : 2);
+    process.exit(err.name === "OwnerBusyError" || err.name === "UnsafeStateDirError" ? 1 : 2);
   }
   process.stderr.write(`agent-shell: ${(e as Error | undefined)?.stack ?? String(e)}\n`);
   process.exit(1);

@@ -222,6 +222,33 @@ describe("the daemon", () => {
     }
   });
 
+  test("the socket answers invalid JSON with -32700 and an oversized line with -32600, then keeps serving (SPEC §14)", async () => {
+    await sb.run(["daemon", "start"]);
+    const socket = connect(join(sb.stateDir, "daemon.sock"));
+    await new Promise((r) => socket.once("connect", r));
+    let buffered = "";
+    const waiting: Array<(line: string) => void> = [];
+    socket.on("data", (chunk) => {
+      buffered += chunk.toString();
+      for (let nl = buffered.indexOf("\n"); nl >= 0 && waiting.length; nl = buffered.indexOf("\n")) {
+        waiting.shift()!(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+      }
+    });
+    const reply = (line: string) =>
+      new Promise<any>((resolve) => {
+        waiting.push((l) => resolve(JSON.parse(l)));
+        socket.write(line);
+      });
+    try {
+      expect(await reply("{not json\n")).toMatchObject({ id: null, error: { code: -32700 } });
+      expect(await reply("x".repeat(11 * 1024 * 1024) + "\n")).toMatchObject({ id: null, error: { code: -32600 } });
+      expect(await reply(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" }) + "\n")).toMatchObject({ id: 7, result: {} });
+    } finally {
+      socket.destroy();
+    }
+  });
+
   test("daemon stop kills its tasks and leaves no socket; status then says not running (exit 3)", async () => {
     const fresh = cliSandbox();
     try {

@@ -63,6 +63,9 @@ describe("no orphans", () => {
       const secs = uniqueSleep();
       const a = await startServer({ stateDir });
       await a.call("bash", { command: `sleep ${secs}`, run_in_background: true });
+      // The sleep has started (a sandboxed spawn takes a few ms to reach its exec).
+      const started = Date.now() + 3000;
+      while (processesMatching(`sleep ${secs}`).length === 0 && Date.now() < started) await Bun.sleep(10);
       // Kill the server and its watchdog together, as a crash of the whole tree would.
       const watchdogs = processes().filter((p) => p.ppid === a.pid && p.cmdline.includes("agent-shell-watchdog"));
       expect(watchdogs.length).toBe(1);

@@ -12,13 +12,17 @@ import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.t
 setDefaultTimeout(30_000);
 
 let s: McpSession;
+/** For tests that compare host pids printed by the command, or bwrap's 128+N: no sandbox (SPEC §11 `off`). */
+let unsandboxed: McpSession;
 
 beforeAll(async () => {
   // The server's own environment sets pagers/prompting: children must still get the SPEC's values.
   s = await startServer({ env: { PAGER: "less", GIT_PAGER: "more", GIT_TERMINAL_PROMPT: "1" } });
+  unsandboxed = await startServer({ args: ["--sandbox", "off"] });
 });
 afterAll(async () => {
   await s.close();
+  await unsandboxed.close();
 });
 
 describe("bash foreground result", () => {
@@ -70,15 +74,16 @@ describe("bash foreground result", () => {
   });
 
   test("a child killed by a signal has exit_code -1 and signal 'SIGTERM'", async () => {
-    // `/bin/kill` (not the `kill` command word) so no confirmation is needed.
-    const r = await s.call("bash", { command: "/bin/kill -TERM $$; sleep 5" });
+    // `sh -c "kill …"` (the kill is an argument of sh, not a command word) so no confirmation
+    // is needed; `/bin/kill` asks since SPEC §14 (commands reached through their path).
+    const r = await s.call("bash", { command: 'sh -c "kill -TERM $$"; sleep 5' });
     expect(r.exit_code).toBe(-1);
     expect(r.signal).toBe("SIGTERM");
     expect(r.success).toBe(false);
   });
 
   test("a child killed by SIGKILL reports signal 'SIGKILL'", async () => {
-    const r = await s.call("bash", { command: "/bin/kill -KILL $$; sleep 5" });
+    const r = await s.call("bash", { command: 'sh -c "kill -KILL $$"; sleep 5' });
     expect(r.exit_code).toBe(-1);
     expect(r.signal).toBe("SIGKILL");
   });
@@ -181,7 +186,7 @@ describe("bash process environment", () => {
   });
 
   test("the child leads its own session and process group with no controlling terminal", async () => {
-    const r = await s.call("bash", { command: "echo $$; cut -d' ' -f5,6,7 /proc/$$/stat" });
+    const r = await unsandboxed.call("bash", { command: "echo $$; cut -d' ' -f5,6,7 /proc/$$/stat" });
     const [pid, stat] = r.stdout.trim().split("\n");
     const [pgrp, session, ttyNr] = stat.split(" ");
     expect(pgrp).toBe(pid);
@@ -319,7 +324,7 @@ describe("bash under pressure", () => {
   });
 
   test("an exit code above 128 from `exit` is a plain exit code, with no signal field", async () => {
-    const r = await s.call("bash", { command: "exit 143" });
+    const r = await unsandboxed.call("bash", { command: "exit 143" });
     expect(r.exit_code).toBe(143);
     expect("signal" in r).toBe(false);
   });
@@ -338,8 +343,8 @@ describe("bash under pressure", () => {
   });
 
   test("the background result's pid is the command's process (group leader)", async () => {
-    const { task_id, pid } = await s.call("bash", { command: "echo $$; cut -d' ' -f5 /proc/$$/stat", run_in_background: true });
-    const r = await s.call("task_output", { task_id, wait: true, timeout: 5 });
+    const { task_id, pid } = await unsandboxed.call("bash", { command: "echo $$; cut -d' ' -f5 /proc/$$/stat", run_in_background: true });
+    const r = await unsandboxed.call("task_output", { task_id, wait: true, timeout: 5 });
     expect(r.stdout).toBe(`${pid}\n${pid}\n`);
   });
 });

@@ -98,7 +98,7 @@ const CAUTION: string[] = [
   "su",
   "su - root",
   "mv a b",
-  "chmod +x script.sh",
+  "chmod 644 script.sh",
   "chown me file",
   "kill 1234",
   "kill -9 1234",
@@ -147,6 +147,8 @@ const NOT_CAUTION: string[] = [
   "summary",
   "echo killall",
   "sumo",
+  // SPEC §14 exempts harmless forms that used to ask: making a file executable
+  "chmod +x script.sh",
 ];
 
 describe("blocked patterns (pure)", () => {
@@ -182,19 +184,20 @@ describe("safety over MCP", () => {
     return path;
   };
 
-  test("a blocked command is refused with BLOCKED 'Command blocked: matches pattern '<pattern>''", async () => {
+  test("a blocked command is refused with BLOCKED 'Command blocked (<what it would do>): matches pattern '<pattern>''", async () => {
     const raw = await s.callRaw("bash", { command: "rm -rf /", description: "nuke" });
     const r = raw.structuredContent;
     expect(raw.isError).toBe(true);
     expect(r.error_code).toBe("BLOCKED");
-    expect(r.error).toMatch(/^Command blocked: matches pattern '.+'$/);
+    expect(r.error).toMatch(/^Command blocked \(deletes everything under \/ or the home directory\): matches pattern '.+'$/);
     expect(r.context.command).toBe("rm -rf /");
   });
 
   test("a blocked command stays blocked with confirmed: true", async () => {
     const r = await s.call("bash", { command: "rm -rf /", confirmed: true });
     expect(r.error_code).toBe("BLOCKED");
-    expect(r.error).toStartWith("Command blocked: matches pattern");
+    expect(r.error).toStartWith("Command blocked (");
+    expect(r.error).toContain("): matches pattern '");
   });
 
   test("a blocked command is refused in the background too", async () => {

@@ -1,7 +1,7 @@
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import { canonicalRoot, checkWorkingDirectory } from "../safety/paths.ts";
-import { errorResult, isErrorResult, type ToolResult } from "../tools/errors.ts";
+import { CodedError, invalidArgument, isErrorResult, type ToolResult } from "../errors.ts";
+import { allowedRoots, checkWorkingDirectory } from "../safety/paths.ts";
 import { callConfirmed } from "./confirm.ts";
 import { withDaemon } from "./daemon-client.ts";
 import type { HostFlags } from "./host-options.ts";
@@ -29,25 +29,30 @@ export async function callViaDaemon(tool: string, args: Record<string, unknown>,
   if (tool === "task") {
     // A subagent runs in its server's cwd, and the daemon's is /: refuse rather than let it loose there.
     return print(
-      errorResult(
-        "INVALID_ARGUMENT",
-        "Invalid arguments for task: background: a background subagent from the command line would run in the daemon's directory (/), not yours; " +
+      invalidArgument(
+        "task",
+        "background",
+        "a background subagent from the command line would run in the daemon's directory (/), not yours; " +
           "run it in the foreground, or start your agent as a background command from your project: agent-shell start -- claude -p '<prompt>'",
         { background: true },
-      ) as unknown as ToolResult,
+      ).toResult(),
     );
   }
   let sent = args;
   // A remote command (host) has a remote directory and environment: nothing local to apply.
   if (tool === "bash" && args.host === undefined) {
     const cwd = realpathSync(resolve(flags.cwd ?? process.cwd()));
-    const roots = [cwd, ...(flags.allow ?? []).map((p) => canonicalRoot(resolve(cwd, p)))];
     const raw = typeof args.working_directory === "string" ? args.working_directory : ".";
-    const check = checkWorkingDirectory(raw, cwd, roots);
-    if (!check.ok) return print(errorResult(check.code, check.message, { command: args.command ?? null, working_directory: raw }) as unknown as ToolResult);
+    let workingDirectory: string;
+    try {
+      workingDirectory = checkWorkingDirectory(raw, cwd, allowedRoots(cwd, flags.allow ?? []), { command: args.command ?? null, working_directory: raw });
+    } catch (e) {
+      if (e instanceof CodedError) return print(e.toResult());
+      throw e;
+    }
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !NOT_FORWARDED.has(k)));
     const env = typeof args.env === "object" && args.env !== null ? (args.env as Record<string, string>) : {};
-    sent = { ...args, working_directory: check.path, env: { ...inherited, ...env } };
+    sent = { ...args, working_directory: workingDirectory, env: { ...inherited, ...env } };
   }
   return withDaemon(flags["state-dir"], async (client) => {
     // Waits can be long: allow the tool's own timeout plus a margin.

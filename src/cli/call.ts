@@ -1,12 +1,12 @@
 import { ToolHost } from "../host/tool-host.ts";
-import { isErrorResult } from "../tools/errors.ts";
+import { isErrorResult } from "../errors.ts";
 import { hostOptions, parseHostFlags } from "./host-options.ts";
 import { confirmOnTerminal } from "./prompt.ts";
 import { UsageError } from "./usage.ts";
 
 /** `agent-shell call TOOL [JSON|-]`: one in-process tool call, result JSON on stdout. */
 export async function callCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseHostFlags(argv);
+  const { values, positionals } = parseHostFlags("call", argv);
   if (values.help) {
     process.stdout.write((await import("./call-help.ts")).CALL_HELP);
     return 0;

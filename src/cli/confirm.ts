@@ -1,4 +1,4 @@
-import type { ToolResult } from "../tools/errors.ts";
+import type { ToolResult } from "../errors.ts";
 import type { DaemonClient } from "./daemon-client.ts";
 import { confirmOnTerminal } from "./prompt.ts";
 

@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { AWAIT_OUTPUT_METHOD, type AwaitOutputParams, type AwaitOutputResult, AwaitOutputResultSchema } from "../mcp/await-output.ts";
 import { RESTART_METHOD, RestartResultSchema } from "../mcp/restart-request.ts";
 import { SocketTransport } from "../mcp/socket-transport.ts";
-import type { ToolResult } from "../tools/errors.ts";
+import type { ToolResult } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { checkOwnership, type DaemonPaths, lockHeld } from "./daemon-paths.ts";
 

@@ -3,6 +3,8 @@ import { connect } from "node:net";
 import { ToolHost } from "../host/tool-host.ts";
 import { serveDaemon } from "../mcp/daemon-server.ts";
 import { tryLock } from "../background/state/file-lock.ts";
+import { within } from "../first-of.ts";
+import { processAlive } from "../runtime/process-group.ts";
 import { connectDaemon, ensureDaemon } from "./daemon-client.ts";
 import { checkOwnership, daemonPaths, type DaemonPaths, lockHeld, resolveStateDir } from "./daemon-paths.ts";
 import { hostOptions } from "./host-options.ts";
@@ -132,7 +134,7 @@ async function stop(paths: DaemonPaths, json: boolean): Promise<number> {
   const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
   process.kill(pid, "SIGTERM");
   const deadline = Date.now() + STOP_TIMEOUT_MS;
-  if (connected) await Promise.race([closed, Bun.sleep(STOP_TIMEOUT_MS)]);
+  if (connected) await within(closed, STOP_TIMEOUT_MS);
   socket.destroy();
   // Its last instant (or, with no connection, its whole shutdown): "stopped" means gone.
   while (processAlive(pid) && Date.now() < deadline) await Bun.sleep(10);
@@ -187,20 +189,4 @@ async function verifiedDaemonPid(paths: DaemonPaths): Promise<number | null> {
     await Bun.sleep(10);
   }
   return null;
-}
-
-/** Alive and not a zombie (PID 1 may reap late). */
-function processAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
-  } catch {
-    if (process.platform === "linux") return false;
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  }
 }

@@ -1,8 +1,8 @@
-import { parseArgs } from "node:util";
 import { loadConfig } from "../config/load.ts";
 import { parseArgvTemplate } from "../config/shell-words.ts";
 import type { HostOptions } from "../host/tool-host.ts";
 import { UsageError } from "./usage.ts";
+import { type OptionSpecs, parseVerbArgs } from "./verb-args.ts";
 
 /** Flags shared by `mcp`, `call`, `config show` and the other verbs that build a ToolHost. */
 export const HOST_FLAGS = {
@@ -13,19 +13,30 @@ export const HOST_FLAGS = {
   "agent-command": { type: "string" },
   "state-dir": { type: "string" },
   persist: { type: "boolean" },
+  sandbox: { type: "string" },
   yes: { type: "boolean" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
-} as const;
+} as const satisfies OptionSpecs;
 
-export type HostFlags = ReturnType<typeof parseHostFlags>["values"];
+export interface HostFlags {
+  cwd?: string;
+  allow?: string[];
+  timeout?: string;
+  config?: string;
+  "agent-command"?: string;
+  "state-dir"?: string;
+  persist?: boolean;
+  sandbox?: string;
+  yes?: boolean;
+  json?: boolean;
+  help?: boolean;
+}
 
-export function parseHostFlags(argv: string[]) {
-  try {
-    return parseArgs({ args: argv, options: HOST_FLAGS, allowPositionals: true, strict: true });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+/** The host flags of `verb` and its positionals (words after `--` included). */
+export function parseHostFlags(verb: string, argv: string[]): { values: HostFlags; positionals: string[] } {
+  const { values, positionals, command } = parseVerbArgs(verb, argv, HOST_FLAGS);
+  return { values: values as HostFlags, positionals: [...positionals, ...command] };
 }
 
 /** Config keys given as flags (the highest precedence). */
@@ -38,6 +49,7 @@ export function configFlags(values: HostFlags): Record<string, unknown> {
   }
   if (values.allow) flags.allowed_paths = values.allow;
   if (values["state-dir"]) flags.state_dir = values["state-dir"];
+  if (values.sandbox !== undefined) flags.sandbox = values.sandbox;
   if (values["agent-command"] !== undefined) {
     try {
       flags.agent_command = parseArgvTemplate(values["agent-command"]);

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync } from "node:fs";
-import type { ToolResult } from "../tools/errors.ts";
+import type { ToolResult } from "../errors.ts";
 import type { DaemonClient } from "./daemon-client.ts";
 import { withDaemon } from "./daemon-client.ts";
 import { printJson, reportError, writeAll } from "./report.ts";

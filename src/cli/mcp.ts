@@ -5,7 +5,7 @@ import { HELP, UsageError } from "./usage.ts";
 
 /** `agent-shell mcp`: serve the tools on stdio until stdin closes. */
 export async function mcpCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseHostFlags(argv);
+  const { values, positionals } = parseHostFlags("mcp", argv);
   if (values.help) {
     process.stdout.write(HELP);
     return 0;

@@ -1,6 +1,6 @@
 import { writeSync } from "node:fs";
 import { constants } from "node:os";
-import type { ToolResult } from "../tools/errors.ts";
+import type { ToolResult } from "../errors.ts";
 
 /** Prints an error result (or message) on stderr for people (no error-code tag; `--json` keeps it); returns the exit code. */
 export function reportError(error: ToolResult | string, code = 1): number {

@@ -22,6 +22,7 @@ Options:
   --allow DIR        also allow DIR as a working directory (repeatable)
   --yes              run a command that needs confirmation without asking
   --config FILE      configuration file (default: $XDG_CONFIG_HOME/agent-shell/config.toml)
+  --sandbox MODE     workspace-write (default), read-only or off: the OS sandbox around the command
   --state-dir DIR    where long output is spooled (default: $AGENT_SHELL_STATE_DIR, $XDG_STATE_HOME/agent-shell)
 
 Examples:
@@ -47,6 +48,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       yes: { type: "boolean" },
       config: { type: "string" },
       "state-dir": { type: "string" },
+      sandbox: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     { commandAfterPositional: true },
@@ -62,6 +64,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       allow: values.allow as string[] | undefined,
       config: values.config as string | undefined,
       "state-dir": values["state-dir"] as string | undefined,
+      sandbox: values.sandbox as string | undefined,
     }),
     confirmationPolicy: {
       kind: "ask",

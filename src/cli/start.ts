@@ -1,10 +1,16 @@
 import { resolve } from "node:path";
 import { callConfirmed } from "./confirm.ts";
 import { withDaemon } from "./daemon-client.ts";
-import { forwardedEnv } from "./forwarded-env.ts";
-import { printOutputTail } from "./output-tail.ts";
 import { printJson, printOut, reportError } from "./report.ts";
 import { commandLine, envOption, intOption, maybeHelp, parseVerbArgs, secondsOption } from "./verb-args.ts";
+import { SANDBOX_MODES, type SandboxMode } from "../sandbox/policy.ts";
+import { UsageError } from "./usage.ts";
+
+/** A --sandbox value, checked here so a typo exits 2 before the daemon is involved. */
+function sandboxMode(verb: string, value: string): SandboxMode {
+  if ((SANDBOX_MODES as readonly string[]).includes(value)) return value as SandboxMode;
+  throw new UsageError(`${verb}: --sandbox must be one of ${SANDBOX_MODES.join(", ")}, got '${value}'`);
+}
 
 export const START_HELP = `Usage: agent-shell start [options] -- CMD...
 
@@ -33,6 +39,8 @@ Options:
                          shell's environment)
   --yes                  start a command that needs confirmation without asking
   --json                 print the whole result as JSON instead of the id
+  --sandbox MODE         workspace-write, read-only or off for this task (looser than the
+                         daemon's asks first; default: the daemon's)
   --state-dir DIR        the daemon's state dir (default: $AGENT_SHELL_STATE_DIR,
                          $XDG_STATE_HOME/agent-shell)
 
@@ -43,6 +51,8 @@ Examples:
   agent-shell start --name worker --restart-on failure --max-restarts 5 -- ./worker.sh
 `;
 
+/** Variables that keep background children from waiting on a pager or a prompt; not forwarded. */
+const NOT_FORWARDED = new Set(["PAGER", "GIT_PAGER", "GIT_TERMINAL_PROMPT"]);
 
 /** `agent-shell start -- CMD...`: a background task in the daemon; prints its id. */
 export async function startCommand(argv: string[]): Promise<number> {
@@ -65,6 +75,7 @@ export async function startCommand(argv: string[]): Promise<number> {
       yes: { type: "boolean" },
       json: { type: "boolean" },
       "state-dir": { type: "string" },
+      sandbox: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     { commandAfterPositional: true },
@@ -84,7 +95,7 @@ export async function startCommand(argv: string[]): Promise<number> {
     return reportError("start: --max-restarts and --restart-delay need --restart-on failure|always", 2);
   }
   const name = values.name as string | undefined;
-  const forwarded = forwardedEnv();
+  const forwarded = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !NOT_FORWARDED.has(k))) as Record<string, string>;
   const args: Record<string, unknown> = {
     command: line,
     run_in_background: true,
@@ -99,6 +110,7 @@ export async function startCommand(argv: string[]): Promise<number> {
     ...(restartDelay !== undefined ? { restart_delay_seconds: restartDelay } : {}),
     ...(readyTimeout !== undefined ? { ready_timeout_seconds: Math.max(1, Math.ceil(readyTimeout)) } : {}),
     ...(values.tty ? { tty: true } : {}),
+    ...(values.sandbox !== undefined ? { sandbox: sandboxMode("start", values.sandbox as string) } : {}),
   };
   const waitMs = ((readyTimeout ?? 60) + 60) * 1000;
   return withDaemon(values["state-dir"], async (client) => {
@@ -113,7 +125,11 @@ export async function startCommand(argv: string[]): Promise<number> {
     if (result.error) {
       if (!values.json) {
         reportError(result);
-        printOutputTail((result.context ?? {}) as Record<string, unknown>);
+        const ctx = (result.context ?? {}) as Record<string, unknown>;
+        for (const stream of ["stdout", "stderr"] as const) {
+          const text = typeof ctx[stream] === "string" ? (ctx[stream] as string) : "";
+          if (text) process.stderr.write(`--- ${stream} (last lines) ---\n${text.split("\n").slice(-20).join("\n")}${text.endsWith("\n") ? "" : "\n"}`);
+        }
       }
       return result.error_code === "TIMEOUT" ? 124 : 1;
     }

@@ -4,11 +4,11 @@ export class UsageError extends Error {}
 export const HELP = `agent-shell — a safe, fast shell for coding agents
 
 Usage:
-  agent-shell mcp [--cwd DIR] [--allow DIR]... [--timeout S] [--config FILE] [--agent-command CMD] [--state-dir DIR] [--persist]
+  agent-shell mcp [--cwd DIR] [--allow DIR]... [--timeout S] [--config FILE] [--agent-command CMD] [--state-dir DIR] [--persist] [--sandbox MODE]
         Serve the tools over MCP on stdio (--persist: a registry that survives restarts).
   agent-shell call TOOL [JSON|-] [--yes] [same flags as mcp]
         One tool call; prints the result JSON. Exit 0, 1 if the result is an error, 2 on usage errors.
-  agent-shell run [--timeout S] [--cwd DIR] [--env K=V]... [--tty] -- CMD...
+  agent-shell run [--timeout S] [--cwd DIR] [--env K=V]... [--tty] [--sandbox MODE] -- CMD...
         Run in the foreground with output streamed live; exit with the command's code
         (124 on timeout, 128+N on signal N, 130 after Ctrl-C).
   agent-shell start [--name N [--restart]] [--ready-port P] [--ready-pattern RE] [--ready-timeout S] [--tty] -- CMD...
@@ -19,6 +19,8 @@ Usage:
   agent-shell kill ID... | --all
   agent-shell daemon start|stop|status
   agent-shell config show [--config FILE] [--json]   every setting, its value and its source
+  agent-shell sandbox check [--json]         what this kernel can contain, and what each sandbox mode enforces here
+        Sandbox modes (--sandbox, AGENT_SHELL_SANDBOX, config sandbox): workspace-write (default), read-only, off.
   agent-shell VERB --help                    options and examples of each command
   agent-shell --version | --help
 

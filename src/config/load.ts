@@ -123,6 +123,11 @@ function fromEnvString(key: keyof Config, raw: string, name: string): unknown {
     if (raw.trim() === "" || Number.isNaN(n)) throw new ConfigError(`invalid value for '${key}' from environment variable ${name}: expected a number, got '${raw}'`);
     return n;
   }
+  if (type === "boolean") {
+    if (raw === "true" || raw === "1") return true;
+    if (raw === "false" || raw === "0") return false;
+    throw new ConfigError(`invalid value for '${key}' from environment variable ${name}: expected true or false, got '${raw}'`);
+  }
   if (key === "agent_command") {
     try {
       return parseArgvTemplate(raw);

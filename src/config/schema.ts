@@ -33,9 +33,13 @@ export const ConfigSchema = z
     /** The CLI daemon exits after this many seconds with no client and no running task. */
     daemon_idle_seconds: z.number().min(0).default(900),
     hosts: z.record(z.string(), HostSchema).default({}),
+    /** Containment of every local command (SPEC §11). Unset: workspace-write, falling back to off loudly. */
+    sandbox: z.enum(["workspace-write", "read-only", "off"]).optional(),
+    sandbox_writable: z.array(z.string()).default([]),
+    sandbox_deny_read: z.array(z.string()).default([]),
+    sandbox_network: z.boolean().default(true),
+    sandbox_network_loopback: z.boolean().default(true),
   })
   .strict();
 
 export type Config = z.infer<typeof ConfigSchema>;
-
-export const DEFAULT_CONFIG: Config = ConfigSchema.parse({});

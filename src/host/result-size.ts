@@ -1,5 +1,5 @@
-import { truncationMarker } from "../background/output/truncate.ts";
-import type { ToolResult } from "../tools/errors.ts";
+import { truncationMarker } from "../background/output/index.ts";
+import type { ToolResult } from "../errors.ts";
 
 /** Serialized size limit of one result; an MCP message carries it about twice (text + structured). */
 export const MAX_RESULT_BYTES = 2_500_000;

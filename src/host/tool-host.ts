@@ -1,23 +1,26 @@
 import { realpathSync } from "node:fs";
+import { restartTask } from "../tools/restart-task.ts";
 import { resolve } from "node:path";
 import { z } from "zod";
-import { Launcher } from "../background/tasks/launcher.ts";
-import { recoverTasks } from "../background/state/recovery.ts";
-import { Registry } from "../background/tasks/registry.ts";
-import type { Task } from "../background/tasks/task.ts";
-import { defaultStateDir, OwnerFolder } from "../background/state/state-dir.ts";
+import { defaultStateDir, OwnerFolder, recoverTasks } from "../background/state/index.ts";
+import { Launcher, Registry, type Task } from "../background/tasks/index.ts";
+import { awaitOutputNews } from "../background/watch/index.ts";
 import { type Config, ConfigSchema } from "../config/schema.ts";
+import { CodedError, type ErrorResult, invalidArgument, type ToolResult } from "../errors.ts";
+import { within } from "../first-of.ts";
 import { LocalRuntime } from "../runtime/local.ts";
 import { SshHosts } from "../runtime/ssh/runtime.ts";
-import { watchdog } from "../runtime/watchdog.ts";
-import { PendingConfirmations } from "../safety/confirmations.ts";
-import { canonicalRoot } from "../safety/paths.ts";
-import { capResultSize } from "./result-size.ts";
-import { errorResult, invalidArguments, ToolError, type ToolResult } from "../tools/errors.ts";
-import { TOOLS } from "../tools/index.ts";
-import { restartTask } from "../tools/restart-task.ts";
-import type { ConfirmationPolicy, ToolContext, ToolDefinition } from "../tools/types.ts";
+import { Sandbox } from "../sandbox/setup.ts";
 import type { Runtime } from "../runtime/types.ts";
+import { watchdog } from "../runtime/watchdog.ts";
+import type { ConfirmationPolicy } from "../safety/command-guard.ts";
+import { PendingConfirmations } from "../safety/confirmations.ts";
+import { allowedRoots } from "../safety/paths.ts";
+import { TOOLS } from "../tools/index.ts";
+import { taskEndEvent } from "../tools/present.ts";
+import type { ToolContext, ToolDefinition } from "../tools/types.ts";
+import { fromZodError } from "./invalid-arguments.ts";
+import { capResultSize } from "./result-size.ts";
 
 export interface ToolInfo {
   name: string;
@@ -45,16 +48,28 @@ export interface CallOptions {
   onTask?: (task: Task) => void;
 }
 
+/** Where a followed task's output stands (the daemon's `await_output`). */
+export type OutputPosition = {
+  found: boolean;
+  running: boolean;
+  stdout_total: number;
+  stderr_total: number;
+};
+
+/** How long close() lets killed remote tasks remove their remote files over the pool. */
+const REMOTE_CLEANUP_MS = 3000;
+
 /**
  * Configuration + registry + runtimes + tools: the one core behind the MCP server, the
- * CLI and the library. None of those faces re-implements a tool.
+ * CLI and the library. None of those faces re-implements a tool, and none reaches past
+ * this class into the registry: what they need of it is offered here.
  */
 export class ToolHost {
   readonly config: Config;
   readonly cwd: string;
-  readonly registry: Registry;
+  private readonly registry: Registry;
+  readonly sandbox: Sandbox;
   private readonly owner: OwnerFolder;
-  private readonly launcher: Launcher;
   private readonly sshHosts: SshHosts;
   private readonly base: Omit<ToolContext, "signal" | "progress">;
   private readonly shutdown = new AbortController();
@@ -64,27 +79,41 @@ export class ToolHost {
   constructor(options: HostOptions = {}) {
     this.config = ConfigSchema.parse(options.config ?? {});
     this.cwd = realpathSync(resolve(options.cwd ?? process.cwd()));
-    const allowedRoots = [this.cwd, ...this.config.allowed_paths.map((p) => canonicalRoot(resolve(this.cwd, expandHome(p))))];
-    watchdog(); // up before the first child, so no spawn is ever unwatched
-    this.owner = OwnerFolder.open(this.config.state_dir ?? defaultStateDir(), options.persist === true);
-    this.registry = new Registry({
-      taskTtlMs: this.config.task_ttl_seconds * 1000,
-      maxFinishedTasks: this.config.max_finished_tasks,
-      owner: this.owner,
+    const config = this.config;
+    const roots = allowedRoots(this.cwd, config.allowed_paths);
+    const stateRoot = resolve(config.state_dir ?? defaultStateDir());
+    // Before anything starts: an explicitly requested mode this machine cannot provide is fatal.
+    this.sandbox = new Sandbox({
+      mode: config.sandbox,
+      writable: config.sandbox_writable,
+      denyRead: config.sandbox_deny_read,
+      network: config.sandbox_network,
+      loopback: config.sandbox_network_loopback,
+      allowedRoots: roots,
+      stateDirs: [stateRoot, defaultStateDir()],
+      stateRoot,
     });
-    this.sshHosts = new SshHosts(this.config.hosts);
-    if (options.persist) recoverTasks(this.owner, this.registry, this.config, (host) => this.sshHosts.runtime(host));
-    this.launcher = new Launcher(this.registry, this.owner, this.config);
+    watchdog(); // up before the first child, so no spawn is ever unwatched
+    this.owner = OwnerFolder.open(stateRoot, options.persist === true);
+    this.registry = new Registry({ taskTtlMs: config.task_ttl_seconds * 1000, maxFinishedTasks: config.max_finished_tasks, owner: this.owner });
+    this.sshHosts = new SshHosts(config.hosts, config.kill_grace_seconds);
+    const streams = { bufferBytes: config.background_buffer_bytes, maxLogBytes: config.max_log_bytes, killGraceMs: config.kill_grace_seconds * 1000 };
+    if (options.persist) recoverTasks(this.owner, this.registry, streams, (host) => this.sshHosts.runtime(host));
+    const launcher = new Launcher(this.registry, this.owner, {
+      ...streams,
+      foregroundSpoolAfter: config.max_output_bytes,
+      foregroundLogTtlMs: config.task_ttl_seconds * 1000,
+    });
     this.base = {
-      config: this.config,
+      config,
       cwd: this.cwd,
-      allowedRoots,
+      allowedRoots: roots,
       registry: this.registry,
-      launcher: this.launcher,
-      owner: this.owner,
+      launcher,
       runtime: new LocalRuntime(),
       runtimeFor: (host) => this.remoteRuntime(host),
       confirmations: new PendingConfirmations(),
+      sandbox: this.sandbox,
       confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },
     };
   }
@@ -94,38 +123,71 @@ export class ToolHost {
     return TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: jsonSchema(t.schema) }));
   }
 
-  /** Runs a tool; always resolves to a result object (errors use the SPEC's error shape). */
+  /**
+   * Runs a tool; always resolves to a result object. The one place where a failure — a
+   * CodedError thrown anywhere below, or anything unexpected — becomes the SPEC's error shape.
+   */
   async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolResult> {
+    try {
+      return capResultSize(await this.run(name, args, options));
+    } catch (e) {
+      return capResultSize(errorShape(e, name));
+    }
+  }
+
+  private run(name: string, args: unknown, options: CallOptions): Promise<ToolResult> {
     const tool = this.byName.get(name);
     if (!tool) {
-      return errorResult("INVALID_ARGUMENT", `Unknown tool '${name}'. Known tools: ${[...this.byName.keys()].join(", ")}`, { tool: name });
+      throw new CodedError("INVALID_ARGUMENT", `Unknown tool '${name}'. Known tools: ${[...this.byName.keys()].join(", ")}`, { tool: name });
     }
-    if (this.closing) return errorResult("IO_ERROR", "The server is shutting down", { tool: name });
+    if (this.closing) throw new CodedError("IO_ERROR", "The server is shutting down", { tool: name });
     const parsed = tool.schema.safeParse(args ?? {});
-    if (!parsed.success) return invalidArguments(name, parsed.error, args);
+    if (!parsed.success) throw fromZodError(name, parsed.error, args);
     const signal = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
-    try {
-      return capResultSize(await tool.run(parsed.data, { ...this.base, signal, progress: options.progress, onTask: options.onTask }));
-    } catch (e) {
-      if (e instanceof ToolError) return e.toResult();
-      return errorResult("IO_ERROR", `${name} failed: ${(e as Error).message}`, { tool: name });
-    }
+    return tool.run(parsed.data, { ...this.base, signal, progress: options.progress, onTask: options.onTask });
+  }
+
+  /** Called with the `task_finished` notice of each background task when it ends. */
+  onTaskEnd(listener: (event: Record<string, unknown>) => void): () => void {
+    return this.registry.onTaskEnd((task) => listener(taskEndEvent(task)));
+  }
+
+  /** Notices about tasks (output watches) for whoever relays them, e.g. as MCP log messages. */
+  onNotice(listener: (data: Record<string, unknown>) => void): () => void {
+    return this.registry.onNotice(listener);
+  }
+
+  hasRunningTasks(): boolean {
+    return this.registry.list().some((t) => t.running);
+  }
+
+  /** Resolves once a task has output past the offsets, or has ended, or after `timeoutMs`. */
+  async awaitOutput(taskId: string, offsets: { stdout: number; stderr: number }, timeoutMs: number, signal: AbortSignal): Promise<OutputPosition> {
+    const task = this.registry.resolve(taskId);
+    if (!task) return { found: false, running: false, stdout_total: 0, stderr_total: 0 };
+    const news = await awaitOutputNews(task, offsets, timeoutMs, signal);
+    return { found: true, running: news.running, stdout_total: news.stdoutTotal, stderr_total: news.stderrTotal };
   }
 
   /** Restarts a background task in place (the CLI's `restart` verb, through the daemon). */
   async restart(ref: string, signal?: AbortSignal): Promise<ToolResult> {
-    if (this.closing) return errorResult("IO_ERROR", "The server is shutting down", { task_id: ref });
-    const all = signal ? AbortSignal.any([signal, this.shutdown.signal]) : this.shutdown.signal;
-    return restartTask({ ...this.base, signal: all }, ref);
+    try {
+      if (this.closing) throw new CodedError("IO_ERROR", "The server is shutting down", { task_id: ref });
+      const all = signal ? AbortSignal.any([signal, this.shutdown.signal]) : this.shutdown.signal;
+      return await restartTask({ ...this.base, signal: all }, ref);
+    } catch (e) {
+      return errorShape(e, "restart");
+    }
   }
 
   private remoteRuntime(host: string): Runtime {
     const runtime = this.sshHosts.runtime(host);
     if (runtime) return runtime;
     const known = this.sshHosts.names;
-    throw new ToolError(
-      "INVALID_ARGUMENT",
-      `Invalid arguments for bash: host: unknown host '${host}'. ` +
+    throw invalidArgument(
+      "bash",
+      "host",
+      `unknown host '${host}'. ` +
         (known.length ? `Known hosts: ${known.join(", ")}` : "No hosts are configured (add a [hosts.NAME] table to the config file)"),
       { host, known_hosts: known },
     );
@@ -137,7 +199,7 @@ export class ToolHost {
       this.shutdown.abort();
       await this.registry.shutdown();
       // Killed remote tasks still remove their remote files over the pool: let them.
-      if (this.sshHosts.active) await Promise.race([Promise.all(this.registry.list().map((t) => t.ended)), Bun.sleep(3000)]);
+      if (this.sshHosts.active) await within(Promise.all(this.registry.list().map((t) => t.ended)), REMOTE_CLEANUP_MS);
       await this.sshHosts.close();
       this.owner.close();
     })();
@@ -145,11 +207,12 @@ export class ToolHost {
   }
 }
 
+function errorShape(e: unknown, tool: string): ErrorResult {
+  if (e instanceof CodedError) return e.toResult();
+  return { error: `${tool} failed: ${(e as Error)?.message ?? String(e)}`, error_code: "IO_ERROR", context: { tool } };
+}
+
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
   return rest;
-}
-
-function expandHome(p: string): string {
-  return p === "~" || p.startsWith("~/") ? (process.env.HOME ?? "") + p.slice(1) : p;
 }

@@ -1,7 +1,7 @@
 import { chmodSync, rmSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import type { ToolHost } from "../host/tool-host.ts";
-import { AwaitOutputRequestSchema, awaitOutput } from "./await-output.ts";
+import { AwaitOutputRequestSchema } from "./await-output.ts";
 import { RestartRequestSchema } from "./restart-request.ts";
 import { createMcpServer } from "./server.ts";
 import { SocketTransport } from "./socket-transport.ts";
@@ -27,13 +27,12 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
   let idleTimer: ReturnType<typeof setTimeout> | null = null;
   let exiting = false;
 
-  const hasRunningTasks = () => host.registry.list().some((t) => t.running);
   const armIdle = () => {
     if (idleTimer) clearTimeout(idleTimer);
     idleTimer = null;
-    if (exiting || connections.size > 0 || hasRunningTasks()) return;
+    if (exiting || connections.size > 0 || host.hasRunningTasks()) return;
     idleTimer = setTimeout(() => {
-      if (connections.size === 0 && !hasRunningTasks()) void exit();
+      if (connections.size === 0 && !host.hasRunningTasks()) void exit();
     }, Math.min(opts.idleMs, 2 ** 31 - 1)); // setTimeout's ceiling (~24.8 days)
   };
 
@@ -42,7 +41,9 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
     if (idleTimer) clearTimeout(idleTimer);
     idleTimer = null;
     const server = createMcpServer(host);
-    server.setRequestHandler(AwaitOutputRequestSchema, (request, extra) => awaitOutput(host.registry, request.params, extra.signal));
+    server.setRequestHandler(AwaitOutputRequestSchema, ({ params: p }, extra) =>
+      host.awaitOutput(p.task_id, { stdout: p.stdout_offset, stderr: p.stderr_offset }, p.timeout_ms, extra.signal),
+    );
     server.setRequestHandler(RestartRequestSchema, (request, extra) => host.restart(request.params.task_id, extra.signal));
     socket.on("close", () => {
       connections.delete(socket);
@@ -51,7 +52,7 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
     });
     void server.connect(new SocketTransport(socket)).catch(() => socket.destroy());
   });
-  host.registry.onTaskEnd(() => armIdle());
+  host.onTaskEnd(() => armIdle());
 
   const exit = async () => {
     if (exiting) return;

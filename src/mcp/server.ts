@@ -1,16 +1,17 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolHost } from "../host/tool-host.ts";
-import { isErrorResult } from "../tools/errors.ts";
+import { isErrorResult } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { sandboxInstructions } from "../sandbox/describe.ts";
+import { StdioTransport } from "./stdio-transport.ts";
 
 /** An MCP server over a ToolHost: tools/list, tools/call, cancellation, progress and notices. */
 export function createMcpServer(host: ToolHost): Server {
   const server = new Server(
     { name: "agent-shell", version: VERSION },
-    { capabilities: { tools: {}, logging: {} } },
+    { capabilities: { tools: {}, logging: {} }, instructions: sandboxInstructions(host.sandbox) },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: host.tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -29,26 +30,10 @@ export function createMcpServer(host: ToolHost): Server {
       isError: isErrorResult(result),
     };
   });
-  // Background task ends become log notices the client can act on.
-  const unsubscribe = host.registry.onTaskEnd((task) => {
-    void server
-      .sendLoggingMessage({
-        level: "info",
-        logger: "agent-shell",
-        data: {
-          event: "task_finished",
-          task_id: task.id,
-          status: task.status,
-          exit_code: task.exitCode ?? null,
-          ...(task.exit?.signal ? { signal: task.exit.signal } : {}),
-          duration_ms: task.durationMs,
-        },
-      })
-      .catch(() => {});
-  });
-  const unsubscribeNotices = host.registry.onNotice((data) => {
-    void server.sendLoggingMessage({ level: "info", logger: "agent-shell", data }).catch(() => {});
-  });
+  // Background task ends and watch matches become log notices the client can act on.
+  const notify = (data: Record<string, unknown>) => void server.sendLoggingMessage({ level: "info", logger: "agent-shell", data }).catch(() => {});
+  const unsubscribe = host.onTaskEnd(notify);
+  const unsubscribeNotices = host.onNotice(notify);
   // One host may serve many sessions (the daemon): a closed session stops listening.
   const onclose = server.onclose;
   server.onclose = () => {
@@ -65,7 +50,7 @@ export function createMcpServer(host: ToolHost): Server {
  */
 export async function serveStdio(host: ToolHost): Promise<never> {
   const server = createMcpServer(host);
-  const transport: Transport = new StdioServerTransport();
+  const transport: Transport = new StdioTransport();
   let exiting = false;
   const exit = async () => {
     if (exiting) return;

@@ -9,7 +9,6 @@ const POLL_MS = 250;
  * code, and its end is noticed by polling /proc, the only way without being the parent.
  */
 export class AdoptedProcess implements ProcessHandle {
-  readonly tty = false;
   readonly stdinOpen = false;
   readonly stdout = new ReadableStream<Uint8Array>({ start: (c) => c.close() });
   readonly stderr = new ReadableStream<Uint8Array>({ start: (c) => c.close() });
@@ -34,7 +33,6 @@ export class AdoptedProcess implements ProcessHandle {
     throw new Error("stdin of a recovered task is not available");
   }
   closeStdin(): void {}
-  resize(): void {}
   signal(signal: NodeJS.Signals): void {
     signalGroup(this.pgid, signal);
   }

@@ -1,8 +1,17 @@
 import { blockedOnInput } from "./input-blocked.ts";
 import { pinCwd } from "./pinned-cwd.ts";
-import { groupAlive, signalGroup } from "./process-group.ts";
+import { closeSync, openSync } from "node:fs";
+import { createPipe } from "./pipes.ts";
+import { groupAlive, memberAlive, signalGroup } from "./process-group.ts";
 import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { watchdog } from "./watchdog.ts";
+import { sandboxedExit } from "../sandbox/exit-status.ts";
+
+/**
+ * Children started inside a sandbox: their exit status comes through bwrap (128+N for
+ * signal N), and the host pid of their pid-namespace init once bwrap has reported it.
+ */
+const sandboxed = new WeakMap<Bun.Subprocess, { init: number | null }>();
 
 /** Where the child's stdio goes: pipe fds, or a pseudo-terminal (Bun's `terminal` option). */
 interface StdioOptions {
@@ -21,11 +30,54 @@ export function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess
   const cwd = pinCwd(spec.cwd);
   let proc: Bun.Subprocess;
   try {
-    proc = Bun.spawn(spec.argv ?? ["bash", "-c", spec.command], { ...stdio, cwd: cwd.path, env: spec.env, detached: true } as never);
+    const argv = spec.argv ?? ["bash", "-c", spec.command];
+    if (spec.sandbox) {
+      proc = spawnSandboxed(spec, argv, stdio, cwd);
+    } else {
+      proc = Bun.spawn(argv, { ...stdio, cwd: cwd.path, env: spec.env, detached: true } as never);
+    }
   } finally {
     cwd.release();
   }
   watchdog().track(proc.pid);
+  return proc;
+}
+
+/**
+ * bwrap gets the pinned directory as fd 3 (it checks the command really starts there) and
+ * a pipe as fd 4 on which it reports its namespace init's pid (for a cheap liveness check).
+ */
+function spawnSandboxed(spec: SpawnSpec, argv: string[], stdio: StdioOptions, cwd: { path: string; fd: number | null }): Bun.Subprocess {
+  const [infoR, infoW] = createPipe();
+  const pinFd = cwd.fd ?? openSync("/dev/null", "r");
+  let proc: Bun.Subprocess;
+  try {
+    const pin = cwd.fd !== null ? { fd: 3, shell: spec.argv === undefined } : undefined;
+    const wrapped = spec.sandbox!.wrap(argv, spec.cwd, spec.env, { pin, infoFd: 4 });
+    const { stdin, stdout, stderr, ...rest } = stdio;
+    const fds = [stdin ?? (stdio.terminal ? null : "ignore"), stdout ?? null, stderr ?? null, pinFd, infoW];
+    proc = Bun.spawn(wrapped.argv, { ...rest, stdio: fds, cwd: cwd.path, env: wrapped.env, detached: true } as never);
+  } catch (e) {
+    closeSync(infoR);
+    throw e;
+  } finally {
+    closeSync(infoW);
+    if (cwd.fd === null) closeSync(pinFd);
+  }
+  const state = { init: null as number | null };
+  sandboxed.set(proc, state);
+  void Bun.file(infoR)
+    .text()
+    .then((text) => {
+      const pid = Number(/"child-pid":\s*(\d+)/.exec(text)?.[1]);
+      if (pid > 0) state.init = pid;
+    })
+    .catch(() => {})
+    .finally(() => {
+      try {
+        closeSync(infoR);
+      } catch {}
+    });
   return proc;
 }
 
@@ -38,13 +90,16 @@ export abstract class LocalProcess {
   readonly pgid: number;
   readonly exited: Promise<ExitStatus>;
   private leaderExited = false;
+  private readonly sandbox?: { init: number | null };
 
   constructor(proc: Bun.Subprocess) {
     this.pid = proc.pid;
     this.pgid = proc.pid;
+    this.sandbox = sandboxed.get(proc);
     this.exited = proc.exited.then(() => {
       this.leaderExited = true;
-      return { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };
+      const status = { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };
+      return this.sandbox ? sandboxedExit(status.code, status.signal) : status;
     });
   }
 
@@ -54,7 +109,12 @@ export abstract class LocalProcess {
 
   async groupAlive(): Promise<boolean> {
     // While the leader runs the group is alive: no need to scan /proc.
-    return !this.leaderExited || groupAlive(this.pgid);
+    if (!this.leaderExited) return true;
+    // Sandboxed: everything the command started lives in the pid namespace, which ends
+    // with its init; only the init needs a look (its zombie may linger, PID 1 reaps lazily).
+    const init = this.sandbox?.init;
+    if (init) return memberAlive(init, this.pgid);
+    return groupAlive(this.pgid);
   }
 
   blockedOnInput(): boolean | null {

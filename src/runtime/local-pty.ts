@@ -46,7 +46,6 @@ export function spawnLocalPty(spec: SpawnSpec): ProcessHandle {
 }
 
 class LocalPtyHandle extends LocalProcess implements ProcessHandle {
-  readonly tty = true;
   readonly stderr = null;
   private terminal: Bun.Terminal;
   private lastByte = 10;
@@ -84,10 +83,6 @@ class LocalPtyHandle extends LocalProcess implements ProcessHandle {
     const atLineStart = this.lastByte === 10 || this.lastByte === 13 || this.lastByte === 4;
     this.terminal.write(atLineStart ? EOF : EOF + EOF);
     this.lastByte = 4;
-  }
-
-  resize(cols: number, rows: number): void {
-    if (!this.disposed) this.terminal.resize(cols, rows);
   }
 
   /**

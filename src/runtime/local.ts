@@ -54,7 +54,6 @@ export function spawnLocalPipes(spec: SpawnSpec): ProcessHandle {
 }
 
 class LocalPipesHandle extends LocalProcess implements ProcessHandle {
-  readonly tty = false;
   readonly stdout: ReadableStream<Uint8Array>;
   readonly stderr: ReadableStream<Uint8Array>;
   private stdinSink: ReturnType<ReturnType<typeof Bun.file>["writer"]> | null = null;
@@ -98,10 +97,6 @@ class LocalPipesHandle extends LocalProcess implements ProcessHandle {
     } catch {}
     this.stdinSink = null;
     this.stdinFd = null;
-  }
-
-  resize(): void {
-    /* pipes have no size */
   }
 
   dispose(): void {

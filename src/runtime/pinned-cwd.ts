@@ -6,8 +6,8 @@ import { closeSync, constants, openSync, readlinkSync } from "node:fs";
  * after validation cannot move it elsewhere. If the path no longer names that directory
  * when it is opened, the spawn is refused.
  */
-export function pinCwd(cwd: string): { path: string; release(): void } {
-  if (process.platform !== "linux") return { path: cwd, release() {} };
+export function pinCwd(cwd: string): { path: string; fd: number | null; release(): void } {
+  if (process.platform !== "linux") return { path: cwd, fd: null, release() {} };
   const fd = openSync(cwd, constants.O_RDONLY | constants.O_DIRECTORY);
   const path = `/proc/self/fd/${fd}`;
   try {
@@ -17,5 +17,5 @@ export function pinCwd(cwd: string): { path: string; release(): void } {
     closeSync(fd);
     throw e;
   }
-  return { path, release: () => closeSync(fd) };
+  return { path, fd, release: () => closeSync(fd) };
 }

@@ -1,4 +1,5 @@
-import { dlopen, FFIType, ptr } from "bun:ffi";
+import { ptr } from "bun:ffi";
+import { libc } from "./libc.ts";
 
 /**
  * Real kernel pipes. Bun's "pipe" stdio are AF_UNIX socketpairs, on which a child's
@@ -7,19 +8,10 @@ import { dlopen, FFIType, ptr } from "bun:ffi";
  */
 const O_CLOEXEC = 0o2000000;
 
-let libc: { symbols: { pipe2: (fds: number, flags: number) => number } } | null = null;
-
-function load() {
-  libc ??= dlopen(process.platform === "darwin" ? "libc.dylib" : "libc.so.6", {
-    pipe2: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
-  }) as never;
-  return libc!;
-}
-
 /** Returns [readFd, writeFd], both close-on-exec (Bun dup2s the child's end into place). */
 export function createPipe(): [number, number] {
   const fds = new Int32Array(2);
-  if (load().symbols.pipe2(ptr(fds) as unknown as number, O_CLOEXEC) !== 0) {
+  if (libc().pipe2(ptr(fds) as unknown as number, O_CLOEXEC) !== 0) {
     throw new Error("pipe2() failed: too many open files?");
   }
   return [fds[0]!, fds[1]!];

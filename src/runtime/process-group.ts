@@ -25,6 +25,20 @@ function readStat(pid: string): ProcStat | null {
   }
 }
 
+/** Whether `pid` is alive and not a zombie (PID 1 may reap late); elsewhere than Linux, whether it exists. */
+export function processAlive(pid: number): boolean {
+  if (process.platform !== "linux") {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  const st = readStat(String(pid));
+  return st !== null && st.state !== "Z" && st.state !== "X";
+}
+
 /** How long one scan of /proc is reused: many concurrent kills share a scan. */
 const SNAPSHOT_TTL_MS = 5;
 let snapshot: { at: number; procs: ProcStat[] } | null = null;
@@ -70,6 +84,12 @@ function quickGroupCheck(leader: number): boolean {
   }
 }
 
+/** Whether the process `pid` is alive (not a zombie, not gone) and still in group `pgid` (not a reused pid). */
+export function memberAlive(pid: number, pgid: number): boolean {
+  const st = readStat(String(pid));
+  return st !== null && st.state !== "Z" && st.state !== "X" && st.pgrp === pgid;
+}
+
 /** Whether anything of the group/session `leader` is still alive. */
 export function groupAlive(leader: number): boolean {
   return liveMembers(leader).length > 0;
@@ -91,14 +111,61 @@ export function signalGroup(leader: number, signal: NodeJS.Signals): void {
 /** SIGKILLs every process whose environment carries `NAME=value` (the owner marker). */
 export function killMarked(name: string, value: string): void {
   const needle = Buffer.from(`\0${name}=${value}\0`);
+  const groups = new Set<number>();
   for (const entry of readdirSync("/proc")) {
     const c = entry.charCodeAt(0);
     if (c < 48 || c > 57 || Number(entry) === process.pid) continue;
     try {
       const environ = Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${entry}/environ`), Buffer.from([0])]);
-      if (environ.includes(needle)) process.kill(Number(entry), "SIGKILL");
+      if (environ.includes(needle)) {
+        process.kill(Number(entry), "SIGKILL");
+        const st = readStat(entry);
+        if (st && st.pgrp === st.pid) groups.add(st.pgrp); // a marked group leader: its group is ours
+      }
     } catch {
       /* gone, or not ours to read */
     }
+  }
+  // The groups of marked leaders too: a member forked after the scan began is in the group.
+  for (const g of groups) {
+    try {
+      if (g > 1 && g !== process.pid) process.kill(-g, "SIGKILL");
+    } catch {}
+  }
+}
+
+/** A process's start time in clock ticks after boot (field 22 of /proc/<pid>/stat), or null. */
+export function processStartTime(pid: number): string | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return text.slice(text.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a process exists (zombies included: a pid still taken). */
+export function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Whether group `pgid` is verifiably the one an agent-shell owner started: its leader
+ * started at the recorded time (so the pid was not reused) and carries that owner's marker
+ * in its environment. A recorded pgid without both is never signalled.
+ */
+export function isOurGroup(pgid: number, startTime: string | undefined, ownerToken: string | undefined): boolean {
+  if (!startTime || !ownerToken || processStartTime(pgid) !== startTime) return false;
+  try {
+    const environ = Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pgid}/environ`)]);
+    return environ.includes(Buffer.from(`\0AGENT_SHELL_OWNER=${ownerToken}\0`));
+  } catch {
+    return false;
   }
 }

@@ -1,3 +1,5 @@
+import type { SandboxRun } from "../sandbox/setup.ts";
+
 /**
  * The one seam every runtime implements. Nothing above this layer knows whether a
  * process is local or remote, piped or on a terminal.
@@ -20,6 +22,8 @@ export interface SpawnSpec {
   tty?: { cols: number; rows: number };
   /** Background work that should outlive the runtime's connection (remote runtimes run it detached). */
   durable?: boolean;
+  /** Run inside this OS sandbox (SPEC §11); local runtimes only. */
+  sandbox?: SandboxRun;
 }
 
 export interface ExitStatus {
@@ -40,14 +44,12 @@ export interface ProcessHandle {
   readonly stdout: ReadableStream<Uint8Array>;
   /** Null when stderr is merged into stdout (PTY). */
   readonly stderr: ReadableStream<Uint8Array> | null;
-  readonly tty: boolean;
   /** Resolves when the leader has exited (its output may still be draining). */
   readonly exited: Promise<ExitStatus>;
   /** Whether stdin can still be written. */
   readonly stdinOpen: boolean;
   write(bytes: Uint8Array | string): Promise<number>;
   closeStdin(): void;
-  resize(cols: number, rows: number): void;
   /** Signal the whole process group (and session). */
   signal(signal: NodeJS.Signals): void;
   /** Whether any process of the group/session is still alive (zombies excluded). */

@@ -11,7 +11,7 @@ import { createPipe } from "./pipes.ts";
  */
 const SCRIPT = [
   'token="$1"',
-  "declare -A ids",
+  "declare -A ids marked",
   "while IFS=' ' read -r op id; do",
   '  case "$op" in',
   "    add) ids[$id]=1 ;;",
@@ -19,6 +19,10 @@ const SCRIPT = [
   "  esac",
   "done",
   'for id in "${!ids[@]}"; do kill -KILL -- "-$id" 2>/dev/null; done',
+  // Twice: a child the host was spawning as it died may exec (and only then carry the token)
+  // or fork (a sandbox's namespace init) after the first pass.
+  "for pass in 1 2; do",
+  '[ "$pass" = 2 ] && sleep 0.05',
   "for stat in /proc/[0-9]*/stat; do",
   '  read -r line < "$stat" 2>/dev/null || continue',
   "  rest=${line##*) }",
@@ -28,8 +32,12 @@ const SCRIPT = [
   '  if [ -n "${ids[$3]:-}" ] || [ -n "${ids[$4]:-}" ]; then kill -KILL "$pid" 2>/dev/null; continue; fi',
   // Children marked with this host's token, wherever they moved (setsid, a spawn not yet tracked).
   '  while IFS= read -r -d "" var; do',
-  '    [ "$var" = "AGENT_SHELL_OWNER=$token" ] && { kill -KILL "$pid" 2>/dev/null; break; }',
+  '    [ "$var" = "AGENT_SHELL_OWNER=$token" ] && { kill -KILL "$pid" 2>/dev/null; [ "$pid" = "$3" ] && marked[$3]=1; break; }',
   '  done < "/proc/$pid/environ" 2>/dev/null',
+  "done",
+  // The whole group of each marked group leader too: a member forked after the scan began (a
+  // sandbox's namespace init cloned just before its launcher died) would otherwise wait forever.
+  'for g in "${!marked[@]}"; do kill -KILL -- "-$g" 2>/dev/null; done',
   "done",
   "exit 0",
 ].join("\n");

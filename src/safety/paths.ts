@@ -1,9 +1,7 @@
 import { realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
-
-export type PathCheck =
-  | { ok: true; path: string }
-  | { ok: false; code: "ACCESS_DENIED" | "NOT_FOUND" | "INVALID_ARGUMENT"; message: string };
+import { expandHome } from "../config/expand-home.ts";
+import { CodedError } from "../errors.ts";
 
 /** Canonical form of an allowed root (symlinks followed when it exists). */
 export function canonicalRoot(path: string): string {
@@ -12,6 +10,11 @@ export function canonicalRoot(path: string): string {
   } catch {
     return resolve(path);
   }
+}
+
+/** The allowed roots: the cwd, plus each extra path (`~` expanded, relative to the cwd), canonical. */
+export function allowedRoots(cwd: string, extra: readonly string[]): string[] {
+  return [cwd, ...extra.map((p) => canonicalRoot(resolve(cwd, expandHome(p))))];
 }
 
 function inside(path: string, root: string): boolean {
@@ -34,22 +37,19 @@ function canonicalize(path: string): { path: string; exists: boolean } {
 
 /**
  * Validate a working directory: inside an allowed root (after following symlinks),
- * existing, and a directory. Relative paths resolve against `cwd`.
+ * existing, and a directory. Relative paths resolve against `cwd`. Returns the canonical
+ * path; throws ACCESS_DENIED, NOT_FOUND or INVALID_ARGUMENT (with `context`).
  */
-export function checkWorkingDirectory(raw: string, cwd: string, allowedRoots: readonly string[]): PathCheck {
+export function checkWorkingDirectory(raw: string, cwd: string, roots: readonly string[], context: Record<string, unknown> = {}): string {
   const { path, exists } = canonicalize(resolve(cwd, raw));
-  if (!allowedRoots.some((root) => inside(path, root))) {
-    return {
-      ok: false,
-      code: "ACCESS_DENIED",
-      message: `working_directory '${raw}' (${path}) is outside allowed paths (${allowedRoots.join(", ")}); add it with --allow DIR or the allowed_paths config key`,
-    };
+  if (!roots.some((root) => inside(path, root))) {
+    throw new CodedError(
+      "ACCESS_DENIED",
+      `working_directory '${raw}' (${path}) is outside allowed paths (${roots.join(", ")}); add it with --allow DIR or the allowed_paths config key`,
+      context,
+    );
   }
-  if (!exists) {
-    return { ok: false, code: "NOT_FOUND", message: `working_directory '${raw}' does not exist (${path})` };
-  }
-  if (!statSync(path).isDirectory()) {
-    return { ok: false, code: "INVALID_ARGUMENT", message: `working_directory '${raw}' is not a directory (${path})` };
-  }
-  return { ok: true, path };
+  if (!exists) throw new CodedError("NOT_FOUND", `working_directory '${raw}' does not exist (${path})`, context);
+  if (!statSync(path).isDirectory()) throw new CodedError("INVALID_ARGUMENT", `working_directory '${raw}' is not a directory (${path})`, context);
+  return path;
 }

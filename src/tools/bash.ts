@@ -1,18 +1,22 @@
 import { z } from "zod";
-import { awaitForeground } from "../background/tasks/foreground.ts";
-import { whenWaitingForInput } from "../background/watch/input-wait.ts";
+import { runForeground } from "../background/tasks/index.ts";
+import { onWaitingForInput, startProgress } from "../background/watch/index.ts";
+import { asCodedError, CodedError, invalidArgument } from "../errors.ts";
 import { childEnv, remoteEnv } from "../runtime/env.ts";
-import { guardCommand } from "./command-guard.ts";
-import { errorResult, ToolError, type ToolResult } from "./errors.ts";
-import { exitFields, foregroundOutput, streamField } from "./output-fields.ts";
+import { confirmCommand } from "../safety/command-guard.ts";
+import { checkWorkingDirectory } from "../safety/paths.ts";
+import { commandLengthProblem } from "../safety/command-length.ts";
 import { checkInteractive, interactiveParameters } from "./interactive-params.ts";
-import { interactiveFields, stdoutText } from "./tty-fields.ts";
-import { remoteTarget, runtimeErrorResult } from "./remote.ts";
+import { exitFields, interactiveFields, runOutput } from "./present.ts";
+import { remoteTarget } from "./remote.ts";
 import { armService, compileService, existingService, serviceParameters, startService } from "./service.ts";
-import { startProgress } from "../background/watch/progress.ts";
+import { startDeclaredService } from "./declared-service.ts";
 import { envSchema, osString } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
-import { startDeclaredService } from "./declared-service.ts";
+import type { ToolResult } from "../errors.ts";
+import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox-guard.ts";
+import { sandboxFields } from "./sandbox-fields.ts";
+import { sandboxStartFailure } from "./sandbox-start.ts";
 
 const schema = z
   .object({
@@ -34,14 +38,14 @@ const schema = z
       .describe("Foreground time limit in seconds; on expiry the command's whole process group is terminated. (default: config timeout_seconds, 120)"),
     confirmed: z
       .boolean()
-      .optional()
+      .default(false)
       .describe("Set to true only after the user explicitly approved a command that returned needs_confirmation; the command must be byte-for-byte the same. (default: false)"),
     working_directory: osString()
       .optional()
       .describe("Directory to run in; relative paths resolve against the server's cwd; must be inside the allowed paths. (default: the server's cwd)"),
     run_in_background: z
       .boolean()
-      .optional()
+      .default(false)
       .describe("Return at once with a task_id; read it with task_output, stop it with kill_shell. (default: false)"),
     env: envSchema().optional().describe("Environment variables added to the inherited environment. (default: none)"),
     stdin: z.string().optional().describe("Text fed to the command's stdin, which is then closed. (default: stdin is /dev/null)"),
@@ -52,6 +56,7 @@ const schema = z
       .describe(
         "Name of a configured SSH host ([hosts.NAME] in the config) to run the command on; working_directory is then a path on that host (default there: the remote home) and the local allowed paths do not apply. (default: run locally)",
       ),
+    sandbox: sandboxParameter,
     ...serviceParameters,
     ...interactiveParameters,
   })
@@ -73,7 +78,8 @@ export const bashTool = defineTool({
     "needs_confirmation; a few (rm -rf /, mkfs, …) are always refused. " +
     "tty: true runs it under a pseudo-terminal; write_stdin types into tty tasks and keep_stdin_open background tasks; background_after_seconds " +
     "turns a long foreground command into a background task instead of waiting. " +
-    "Returns: {command, exit_code, stdout, stderr, success, duration_ms, description?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?, screen?} " +
+    "Commands run in an OS sandbox (writes only under the allowed paths, temp and tool caches; secrets unreadable); sandbox_denied says what it refused. " +
+    "Returns: {command, exit_code, stdout, stderr, success, duration_ms, sandbox, sandbox_level?, sandbox_denied?, description?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?, screen?} " +
     "in the foreground; {command, task_id, status, pid, description?, name?, ready?, ready_after_ms?, already_running?, screen?} with run_in_background; " +
     "{command, task_id, status, backgrounded: true, stdout, stderr, pid, screen?, waiting_for_input?, prompt?} when a foreground command was backgrounded; " +
     "{needs_confirmation, command, message, description?} for a command that needs approval.",
@@ -84,91 +90,85 @@ export const bashTool = defineTool({
     }
     const args = { ...input, command: input.command ?? "" };
     const remote = args.host !== undefined ? remoteTarget(ctx, args.host, args.working_directory, { command: args.command }) : null;
-    if (remote && "result" in remote) return remote.result;
     // Bad parameters fail before the safety checks, so they never use up a confirmation.
     const service = compileService(args);
-    if ("error" in service) return service;
-    const badCombination = checkInteractive(args);
-    if (badCombination) return badCombination;
-    const guard = await guardCommand(ctx, args, { checkPath: !remote });
-    if ("result" in guard) return guard.result;
-    const background = args.run_in_background === true;
+    checkInteractive(args);
+    const context = { command: args.command, description: args.description ?? null };
+    const tooLong = commandLengthProblem(args.command);
+    if (tooLong) throw invalidArgument("bash", "command", tooLong, context);
+    let cwd = remote ? remote.cwd : ctx.cwd;
+    if (!remote && args.working_directory !== undefined) {
+      cwd = checkWorkingDirectory(args.working_directory, ctx.cwd, ctx.allowedRoots, { ...context, working_directory: args.working_directory });
+    }
+    // Local commands run in the OS sandbox; asking for a looser one is confirmed first.
+    const sandboxed = remote
+      ? null
+      : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description });
+    if (sandboxed && "result" in sandboxed) return sandboxed.result;
+    const confirmation = await confirmCommand(args, ctx.confirmationPolicy, ctx.confirmations);
+    if (confirmation) return confirmation;
+    const contained = sandboxed ? callSandbox(ctx, sandboxed.mode, cwd) : { run: undefined, report: { mode: "remote" } };
+    const background = args.run_in_background;
     const existing = existingService(ctx, args.name);
     if (existing) return existing;
-    const spec = {
+    const request = {
+      kind: "bash" as const,
       command: args.command,
-      cwd: remote ? remote.cwd : guard.cwd,
-      env: remote ? remoteEnv(args.env) : childEnv(args.env, args.tty ? { TERM: "xterm-256color" } : undefined),
-      stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
-      tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
-      durable: background,
-    };
-    let task;
-    try {
-      task = await ctx.launcher.launch({
-        kind: "bash",
+      description: args.description,
+      host: args.host,
+      name: args.name,
+      runtime: remote ? remote.runtime : ctx.runtime,
+      sandbox: contained.report,
+      spec: {
         command: args.command,
-        description: args.description,
-        host: args.host,
-        name: args.name,
-        spec,
-        runtime: remote ? remote.runtime : ctx.runtime,
-        background,
-      });
-    } catch (e) {
-      if (e instanceof ToolError) return e.toResult();
-      const failed = runtimeErrorResult(e, { command: args.command });
-      if (failed) return failed;
-      return errorResult("IO_ERROR", `Failed to start the command: ${(e as Error).message}`, { command: args.command });
-    }
-    ctx.onTask?.(task);
+        cwd,
+        env: remote ? remoteEnv(args.env) : childEnv(args.env, args.tty ? { TERM: "xterm-256color" } : undefined),
+        stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
+        tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
+        durable: background,
+        sandbox: contained.run,
+      },
+    };
+    const startFailed = (e: unknown): never => {
+      throw asCodedError(e, "Failed to start the command", { command: args.command });
+    };
     const described = args.description !== undefined ? { description: args.description } : {};
     if (background) {
+      const task = await ctx.launcher.launch({ ...request, background: true }).catch(startFailed);
+      ctx.onTask?.(task);
       armService(task, args, ctx);
       const started = await startService(task, args, service, ctx);
-      if ("error" in started) return started;
       const named = args.name !== undefined ? { name: args.name } : {};
-      return { command: args.command, task_id: task.id, status: "running", ...described, ...named, pid: task.pid, ...started, ...interactiveFields(task) };
+      return { command: args.command, task_id: task.id, status: "running", ...described, ...named, pid: task.pid, ...started, ...interactiveFields(task), ...sandboxFields(task) };
     }
     const timeoutSeconds = args.timeout_seconds ?? ctx.config.timeout_seconds;
-    const stopProgress = ctx.progress ? startProgress(task, (bytes, line) => ctx.progress!(bytes, line)) : () => {};
-    // A terminal program stopped at a prompt would wait for the agent forever: hand it over.
-    const inputWait = args.tty ? whenWaitingForInput(task) : null;
-    const outcome = await awaitForeground(task, {
+    const { outcome, task } = await runForeground(ctx.launcher, request, {
       timeoutMs: timeoutSeconds * 1000,
       signal: ctx.signal,
       backgroundAfterMs: args.background_after_seconds !== undefined ? args.background_after_seconds * 1000 : undefined,
-      backgroundWhen: inputWait?.promise,
-    }).finally(() => {
-      stopProgress();
-      inputWait?.cancel();
-    });
+      // A terminal program stopped at a prompt would wait for the agent forever: hand it over.
+      backgroundWhen: args.tty ? onWaitingForInput : undefined,
+      onStart: (task) => {
+        ctx.onTask?.(task);
+        return ctx.progress ? startProgress(task, ctx.progress) : undefined;
+      },
+    }).catch(startFailed);
+    const maxBytes = ctx.config.max_output_bytes;
     if (outcome === "backgrounded") {
-      // Adopted as is: same process, same output streams, nothing restarted or lost.
-      ctx.launcher.adopt(task);
-      const stdout = stdoutText(task);
-      const output = { ...streamField(stdout, ctx.config.max_output_bytes), ...streamField(task.stderr, ctx.config.max_output_bytes) };
-      stdout.cursor = stdout.total;
-      task.stderr.cursor = task.stderr.total;
-      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task) };
+      const output = runOutput(task, maxBytes, { markRead: true });
+      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task), ...sandboxFields(task) };
     }
-    const output = foregroundOutput(task, ctx.config.max_output_bytes);
+    const output = runOutput(task, maxBytes);
     if (outcome === "timeout") {
-      return errorResult("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, {
-        command: args.command,
-        description: args.description ?? null,
-        timeout_seconds: timeoutSeconds,
-        ...output,
-      });
+      throw new CodedError("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, { ...context, timeout_seconds: timeoutSeconds, ...output, ...sandboxFields(task) });
     }
-    if (outcome === "aborted") {
-      return errorResult("IO_ERROR", "Command cancelled: the request was cancelled or the server is shutting down", {
-        command: args.command,
-        ...output,
-      });
+    if (outcome === "cancelled") {
+      throw new CodedError("IO_ERROR", "Command cancelled: the request was cancelled or the server is shutting down", { command: args.command, ...output });
     }
-    if (task.status === "lost") return errorResult("IO_ERROR", `Command lost: ${task.lostReason}`, { command: args.command, ...output });
+    if (task.status === "lost") throw new CodedError("IO_ERROR", `Command lost: ${task.lostReason}`, { command: args.command, ...output });
     const exit = exitFields(task);
+    const notStarted = task.sandbox?.level ? sandboxStartFailure(exit.exit_code, output) : null;
+    if (notStarted) throw new CodedError(notStarted.code, notStarted.message, { command: args.command, working_directory: cwd });
     return {
       command: args.command,
       exit_code: exit.exit_code,
@@ -178,6 +178,7 @@ export const bashTool = defineTool({
       ...described,
       duration_ms: task.durationMs,
       ...(task.terminal ? { screen: task.terminal.screen() } : {}),
+      ...sandboxFields(task),
     };
   },
 });

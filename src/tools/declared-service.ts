@@ -2,7 +2,7 @@ import { checkWorkingDirectory } from "../safety/paths.ts";
 import { bringUp, serviceBashArgs } from "../services/bring-up.ts";
 import { startOrder } from "../services/dependency-order.ts";
 import { loadServicesFile, servicesFilePath } from "../services/services-file.ts";
-import { errorResult, type ToolResult } from "./errors.ts";
+import { CodedError, invalidArgument, type ErrorCode, type ToolResult } from "../errors.ts";
 import type { ToolContext } from "./types.ts";
 
 export interface DeclaredServiceArgs {
@@ -28,22 +28,25 @@ export async function startDeclaredService(
 ): Promise<ToolResult> {
   const extra = NOT_WITH_SERVICE.filter((k) => args[k] !== undefined);
   if (extra.length) {
-    return errorResult("INVALID_ARGUMENT", `Invalid arguments for bash: ${extra.join(", ")}: not with service (the services file declares them)`, {
-      fields: extra,
-    });
+    throw invalidArgument("bash", extra.join(", "), "not with service (the services file declares them)", { fields: extra });
   }
-  const dir = checkWorkingDirectory(args.working_directory ?? ".", ctx.cwd, ctx.allowedRoots);
-  if (!dir.ok) return errorResult(dir.code, dir.message, { working_directory: args.working_directory });
+  const dir = checkWorkingDirectory(args.working_directory ?? ".", ctx.cwd, ctx.allowedRoots, { working_directory: args.working_directory ?? null });
   let order;
   try {
-    order = startOrder(loadServicesFile(servicesFilePath(dir.path)), [args.service]);
+    order = startOrder(loadServicesFile(servicesFilePath(dir)), [args.service]);
   } catch (e) {
-    return errorResult("INVALID_ARGUMENT", `Invalid arguments for bash: service: ${(e as Error).message}`, { service: args.service });
+    throw invalidArgument("bash", "service", (e as Error).message, { service: args.service });
   }
   const up = await bringUp(
     order,
     async (service) => {
-      const r = await runBash({ ...serviceBashArgs(service), ...(args.confirmed ? { confirmed: true } : {}) });
+      let r: ToolResult;
+      try {
+        r = await runBash({ ...serviceBashArgs(service), ...(args.confirmed ? { confirmed: true } : {}) });
+      } catch (e) {
+        if (e instanceof CodedError) return { error: e.toResult() };
+        throw e;
+      }
       if (r.error || r.needs_confirmation) return { error: r };
       return { started: r.already_running !== true, taskId: String(r.task_id) };
     },
@@ -54,8 +57,8 @@ export async function startDeclaredService(
   if (up.failed) {
     const inner = up.failed.error;
     if (inner.needs_confirmation) return inner;
-    return errorResult(
-      (inner.error_code as "TIMEOUT") ?? "IO_ERROR",
+    throw new CodedError(
+      (inner.error_code as ErrorCode | undefined) ?? "IO_ERROR",
       `Service '${up.failed.name}' failed to start: ${String(inner.error)}`,
       { service: up.failed.name, ...((inner.context as Record<string, unknown>) ?? {}) },
     );
@@ -63,7 +66,7 @@ export async function startDeclaredService(
   const mine = up.services.at(-1)!;
   const task = ctx.registry.resolve(mine.task_id!);
   return {
-    command: task?.command ?? "",
+    command: task?.info.command ?? "",
     task_id: mine.task_id,
     status: task?.status ?? "running",
     name: args.service,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { errorResult, type ErrorResult } from "./errors.ts";
+import { invalidArguments } from "../errors.ts";
 
 /** bash parameters for interactive programs: terminals, stdin, handing a call over to the background. */
 export const interactiveParameters = {
@@ -36,8 +36,8 @@ export interface InteractiveArgs {
   background_after_seconds?: number;
 }
 
-/** Combinations that make no sense, as the error to return (or null). */
-export function checkInteractive(args: InteractiveArgs): ErrorResult | null {
+/** Refuses combinations that make no sense (INVALID_ARGUMENT naming every field). */
+export function checkInteractive(args: InteractiveArgs): void {
   const problems: Array<[string, string]> = [];
   if (args.keep_stdin_open && !args.run_in_background) {
     problems.push(["keep_stdin_open", "only with run_in_background: true (use tty: true for a foreground program that reads input)"]);
@@ -51,8 +51,5 @@ export function checkInteractive(args: InteractiveArgs): ErrorResult | null {
   if (args.background_after_seconds !== undefined && args.run_in_background) {
     problems.push(["background_after_seconds", "only for foreground commands, not with run_in_background"]);
   }
-  if (!problems.length) return null;
-  return errorResult("INVALID_ARGUMENT", `Invalid arguments for bash: ${problems.map(([f, m]) => `${f}: ${m}`).join("; ")}`, {
-    fields: problems.map(([f]) => f),
-  });
+  if (problems.length) throw invalidArguments("bash", problems, { fields: problems.map(([f]) => f) });
 }

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { Task } from "../background/tasks/task.ts";
-import { exitFields } from "./output-fields.ts";
-import { findTask } from "./task-fields.ts";
+import { findTask } from "./find-task.ts";
+import { exitFields } from "./present.ts";
 import { defineTool } from "./types.ts";
 
 const schema = z
@@ -19,7 +18,6 @@ export const killShellTool = defineTool({
   schema,
   async run(args, ctx) {
     const task = findTask(ctx, args.task_id);
-    if (!(task instanceof Task)) return task;
     if (task.running) {
       await task.kill();
       await task.ended;

@@ -1,7 +1,6 @@
 import { posix } from "node:path";
-import { SshError } from "../runtime/ssh/errors.ts";
+import { CodedError } from "../errors.ts";
 import type { Runtime } from "../runtime/types.ts";
-import { errorResult, type ErrorResult } from "./errors.ts";
 import type { ToolContext } from "./types.ts";
 
 /**
@@ -14,20 +13,18 @@ export function remoteTarget(
   host: string,
   workingDirectory: string | undefined,
   context: Record<string, unknown>,
-): { runtime: Runtime; cwd: string } | { result: ErrorResult } {
+): { runtime: Runtime; cwd: string } {
   const runtime = ctx.runtimeFor(host);
   const cwd = workingDirectory ?? "~";
   const allowed = ctx.config.hosts[host]?.allowed_paths;
   if (allowed && allowed.length > 0) {
     const path = homeRelative(cwd);
     if (!allowed.some((root) => inside(path, homeRelative(root)))) {
-      return {
-        result: errorResult(
-          "ACCESS_DENIED",
-          `working_directory '${cwd}' is outside allowed paths of host '${host}' (${allowed.join(", ")})`,
-          { ...context, host, working_directory: cwd },
-        ),
-      };
+      throw new CodedError(
+        "ACCESS_DENIED",
+        `working_directory '${cwd}' is outside allowed paths of host '${host}' (${allowed.join(", ")})`,
+        { ...context, host, working_directory: cwd },
+      );
     }
   }
   return { runtime, cwd };
@@ -44,10 +41,4 @@ function homeRelative(p: string): string {
 function inside(path: string, root: string): boolean {
   const r = root.length > 1 && root.endsWith("/") ? root.slice(0, -1) : root;
   return path === r || path.startsWith(r === "/" ? "/" : r + "/");
-}
-
-/** The SPEC error shape for a failure of the SSH runtime (unreachable host, missing directory…). */
-export function runtimeErrorResult(e: unknown, context: Record<string, unknown>): ErrorResult | null {
-  if (!(e instanceof SshError)) return null;
-  return errorResult(e.code, e.message, { ...context, ...e.context });
 }

@@ -1,7 +1,6 @@
-import { Task } from "../background/tasks/task.ts";
-import { errorResult, type ToolResult } from "./errors.ts";
+import { CodedError, type ToolResult } from "../errors.ts";
+import { findTask } from "./find-task.ts";
 import { compileService, startService, type ServiceArgs } from "./service.ts";
-import { findTask } from "./task-fields.ts";
 import type { ToolContext } from "./types.ts";
 
 /**
@@ -11,9 +10,8 @@ import type { ToolContext } from "./types.ts";
  */
 export async function restartTask(ctx: ToolContext, ref: string): Promise<ToolResult> {
   const task = findTask(ctx, ref);
-  if (!(task instanceof Task)) return task;
   if (!task.relaunch) {
-    return errorResult(
+    throw new CodedError(
       "INVALID_ARGUMENT",
       `Task ${task.id} cannot be restarted in place: only background commands started by this daemon can (not terminal (tty) tasks, subagents or tasks recovered after a daemon restart); start it again instead`,
       { task_id: task.id },
@@ -24,17 +22,15 @@ export async function restartTask(ctx: ToolContext, ref: string): Promise<ToolRe
   try {
     await ctx.launcher.relaunch(task);
   } catch (e) {
-    return errorResult("IO_ERROR", `Failed to restart ${task.id}: ${(e as Error).message}`, { task_id: task.id });
+    throw new CodedError("IO_ERROR", `Failed to restart ${task.id}: ${(e as Error).message}`, { task_id: task.id });
   }
-  const args = { ...(task.serviceArgs ?? {}), command: task.command ?? "", run_in_background: true } as ServiceArgs;
-  const service = compileService(args) as { ready?: RegExp; error?: unknown };
+  const args = { ...(task.serviceArgs ?? {}), command: task.info.command ?? "", run_in_background: true } as ServiceArgs;
   // Watches (notify_pattern) are still attached to the task's streams: only readiness is replayed.
-  const started = "error" in service ? {} : await startService(task, args, { ready: service.ready }, ctx);
-  if ("error" in started) return started;
+  const started = await startService(task, args, { ready: compileService(args).ready }, ctx);
   return {
     task_id: task.id,
     status: task.status,
-    ...(task.name !== undefined ? { name: task.name } : {}),
+    ...(task.info.name !== undefined ? { name: task.info.name } : {}),
     pid: task.pid ?? null,
     restarts: task.restarts,
     ...started,

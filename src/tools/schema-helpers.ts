@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { invalidArgument } from "../errors.ts";
+import { compileUserRegex } from "../safety/regex-guard.ts";
 
 /**
  * Strings that become argv, paths or environment entries: the OS cannot carry a NUL byte
@@ -13,3 +15,12 @@ export const envSchema = () =>
     osString().refine((k) => k !== "" && !k.includes("="), { message: "environment variable names must be non-empty and contain no '='" }),
     osString(),
   );
+
+/** A caller's regex parameter, compiled; INVALID_ARGUMENT naming the field when it is refused. */
+export function userRegex(tool: string, field: string, source: string): RegExp {
+  try {
+    return compileUserRegex(source);
+  } catch (e) {
+    throw invalidArgument(tool, field, (e as Error).message, { [field]: source });
+  }
+}

@@ -1,12 +1,11 @@
 import { z } from "zod";
-import { watchOutput } from "../background/watch/output-watch.ts";
-import { awaitReadiness } from "../background/watch/readiness.ts";
-import type { Task } from "../background/tasks/task.ts";
-import { applyRestartPolicy } from "../background/tasks/restart-policy.ts";
-import { errorResult, type ToolResult } from "./errors.ts";
-import { exitFields, foregroundOutput } from "./output-fields.ts";
-import { compileUserRegex } from "../safety/regex-guard.ts";
+import type { Task } from "../background/tasks/index.ts";
+import { awaitReadiness, watchOutput } from "../background/watch/index.ts";
+import { CodedError, invalidArgument, type ToolResult } from "../errors.ts";
+import { exitFields, runOutput } from "./present.ts";
+import { userRegex } from "./schema-helpers.ts";
 import type { ToolContext } from "./types.ts";
+import { applyRestartPolicy } from "../background/tasks/restart-policy.ts";
 
 /** bash parameters for long-running services (background only). */
 export const serviceParameters = {
@@ -64,32 +63,20 @@ export interface CompiledService {
   notify?: RegExp;
 }
 
-/** Validates the service parameters; the compiled regexes, or the error to return. */
-export function compileService(args: ServiceArgs): CompiledService | ToolResult {
+/** Validates the service parameters; the compiled regexes (INVALID_ARGUMENT when they are misused). */
+export function compileService(args: ServiceArgs): CompiledService {
   const backgroundOnly = (
     ["name", "ready_pattern", "ready_port", "ready_url", "ready_timeout_seconds", "notify_pattern", "restart_on", "max_restarts", "restart_delay_seconds"] as const
   ).filter(
     (k) => args[k] !== undefined,
   );
   if (backgroundOnly.length && !args.run_in_background) {
-    return errorResult("INVALID_ARGUMENT", `Invalid arguments for bash: ${backgroundOnly.join(", ")}: only with run_in_background: true`, {
-      fields: backgroundOnly,
-    });
+    throw invalidArgument("bash", backgroundOnly.join(", "), "only with run_in_background: true", { fields: backgroundOnly });
   }
-  const out: CompiledService = {};
-  for (const [field, key] of [
-    ["ready_pattern", "ready"],
-    ["notify_pattern", "notify"],
-  ] as const) {
-    const source = args[field];
-    if (source === undefined) continue;
-    const compiled = compileUserRegex(source);
-    if (typeof compiled === "string") {
-      return errorResult("INVALID_ARGUMENT", `Invalid arguments for bash: ${field}: ${compiled}`, { [field]: source });
-    }
-    out[key] = compiled;
-  }
-  return out;
+  return {
+    ready: args.ready_pattern !== undefined ? userRegex("bash", "ready_pattern", args.ready_pattern) : undefined,
+    notify: args.notify_pattern !== undefined ? userRegex("bash", "notify_pattern", args.notify_pattern) : undefined,
+  };
 }
 
 /** The running task of this name, as the result a duplicate start returns. */
@@ -97,10 +84,10 @@ export function existingService(ctx: ToolContext, name: string | undefined): Too
   if (name === undefined) return null;
   const task = ctx.registry.findRunningByName(name);
   if (!task) return null;
-  return { command: task.command, task_id: task.id, status: "running", name, pid: task.pid, already_running: true };
+  return { command: task.info.command, task_id: task.id, status: "running", name, pid: task.pid, already_running: true };
 }
 
-/** Sets up watches and waits for readiness; the extra result fields, or the error (with the task killed). */
+/** Sets up watches and waits for readiness; the extra result fields. On failure the task is killed and the error thrown. */
 export async function startService(task: Task, args: ServiceArgs, service: CompiledService, ctx: ToolContext): Promise<ToolResult> {
   if (service.notify) {
     watchOutput(task, service.notify, (lines) => ctx.registry.notice({ event: "task_output_matched", task_id: task.id, lines }), {
@@ -114,21 +101,21 @@ export async function startService(task: Task, args: ServiceArgs, service: Compi
     task,
     { pattern: service.ready, port: args.ready_port, url: args.ready_url, timeoutMs: timeoutSeconds * 1000 },
     // ready_port is checked where the task runs (on its SSH host for a remote task).
-    (port) => (task.host !== undefined ? ctx.runtimeFor(task.host) : ctx.runtime).portOpen(port),
+    (port) => (task.info.host !== undefined ? ctx.runtimeFor(task.info.host) : ctx.runtime).portOpen(port),
     ctx.signal,
   );
   if (readiness.outcome === "ready") return { ready: true, ready_after_ms: readiness.afterMs };
   await task.kill(); // also cancels a restart its policy may have scheduled
   await task.ended;
-  const context = { command: args.command, task_id: task.id, ...exitFields(task), ...foregroundOutput(task, ctx.config.max_output_bytes) };
+  const context = { command: args.command, task_id: task.id, ...exitFields(task), ...runOutput(task, ctx.config.max_output_bytes) };
   if (readiness.outcome === "timeout") {
     const what = [service.ready ? `no output line matched ready_pattern '${args.ready_pattern}'` : "", args.ready_port ? `port ${args.ready_port} did not accept connections` : "", args.ready_url ? `GET ${args.ready_url} did not answer 2xx/3xx` : ""]
       .filter(Boolean)
       .join(" and ");
-    return errorResult("TIMEOUT", `Service not ready after ${timeoutSeconds} seconds (${what}); it was killed`, context);
+    throw new CodedError("TIMEOUT", `Service not ready after ${timeoutSeconds} seconds (${what}); it was killed`, context);
   }
-  if (readiness.outcome === "aborted") return errorResult("IO_ERROR", "Cancelled while waiting for readiness; the service was killed", context);
-  return errorResult(
+  if (readiness.outcome === "aborted") throw new CodedError("IO_ERROR", "Cancelled while waiting for readiness; the service was killed", context);
+  throw new CodedError(
     "IO_ERROR",
     `Command exited before becoming ready (exit code ${task.exitCode ?? "unknown"}${task.exit?.signal ? `, ${task.exit.signal}` : ""})`,
     context,

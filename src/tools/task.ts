@@ -1,16 +1,18 @@
 import { z } from "zod";
-import { awaitForeground } from "../background/tasks/foreground.ts";
+import { runForeground } from "../background/tasks/index.ts";
+import { AUTODETECT_TEMPLATES, expandTemplate, resolveAgentTemplate } from "../config/agent-command.ts";
+import { asCodedError, CodedError } from "../errors.ts";
 import { childEnv } from "../runtime/env.ts";
-import { errorResult } from "./errors.ts";
-import { AUTODETECT_TEMPLATES, expandTemplate, resolveAgentTemplate } from "./agent-command.ts";
-import { exitFields, foregroundOutput } from "./output-fields.ts";
+import { exitFields, runOutput } from "./present.ts";
 import { envSchema, osString } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
+import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox-guard.ts";
+import { sandboxFields } from "./sandbox-fields.ts";
 
 const schema = z
   .object({
     prompt: osString().min(1, "must be a non-empty string").describe("The task for the subagent, passed as one argument (never through a shell)."),
-    background: z.boolean().optional().describe("Return at once with a task_id; follow it with task_output, stop it with kill_shell. (default: false)"),
+    background: z.boolean().default(false).describe("Return at once with a task_id; follow it with task_output, stop it with kill_shell. (default: false)"),
     timeout_seconds: z
       .number()
       .int()
@@ -19,6 +21,8 @@ const schema = z
       .describe("Foreground time limit; on expiry the subagent and everything it started are terminated. (default: config task_timeout_seconds, 1800)"),
     env: envSchema().optional().describe("Environment variables added to the inherited environment (API keys are inherited). (default: none)"),
     description: z.string().optional().describe("Short human-readable description; shown in task_list."),
+    sandbox: sandboxParameter,
+    confirmed: z.boolean().optional().describe("Set to true only after the user approved a call that returned needs_confirmation (a looser sandbox). (default: false)"),
   })
   .strict();
 
@@ -27,14 +31,15 @@ export const taskTool = defineTool({
   description:
     "Run a subagent: another coding-agent CLI in non-interactive mode (configured with agent_command, else the first of claude, codex, gemini, " +
     "clemini found on PATH), given `prompt`, in the server's cwd with stdin closed. Use for delegated or parallel work. " +
-    "Returns: {status: 'completed'|'failed', exit_code, stdout, stderr, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?} " +
+    "Runs in the OS sandbox (its own state dirs writable). " +
+    "Returns: {status: 'completed'|'failed', exit_code, stdout, stderr, sandbox, sandbox_level?, sandbox_denied?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?} " +
     "in the foreground; {task_id, status: 'running', prompt} with background.",
   schema,
   async run(args, ctx) {
     const env = childEnv(args.env);
     const template = resolveAgentTemplate(ctx.config.agent_command, env.PATH);
     if (!template) {
-      return errorResult(
+      throw new CodedError(
         "INVALID_ARGUMENT",
         `No subagent CLI configured and none found on PATH (tried ${AUTODETECT_TEMPLATES.map((t) => t[0]).join(", ")}). ` +
           `Configure one as an argv template: agent_command = ["my-agent", "-p", "{prompt}"] in config.toml, ` +
@@ -43,30 +48,35 @@ export const taskTool = defineTool({
       );
     }
     const argv = expandTemplate(template, { prompt: args.prompt, cwd: ctx.cwd });
-    let task;
-    try {
-      task = await ctx.launcher.launch({
-        kind: "task",
-        prompt: args.prompt,
-        description: args.description,
-        spec: { command: argv.join(" "), argv, cwd: ctx.cwd, env, stdin: null },
-        runtime: ctx.runtime,
-        background: args.background === true,
-      });
-    } catch (e) {
-      return errorResult("IO_ERROR", `Failed to start the subagent '${argv[0]}': ${(e as Error).message}`, { argv });
+    const sandboxed = await guardSandbox(ctx, { key: args.prompt, field: "prompt", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description });
+    if ("result" in sandboxed) return sandboxed.result;
+    const contained = callSandbox(ctx, sandboxed.mode, ctx.cwd, { agent: true });
+    const request = {
+      kind: "task" as const,
+      prompt: args.prompt,
+      description: args.description,
+      spec: { command: argv.join(" "), argv, cwd: ctx.cwd, env, stdin: null, sandbox: contained.run },
+      runtime: ctx.runtime,
+      sandbox: contained.report,
+    };
+    const startFailed = (e: unknown): never => {
+      throw asCodedError(e, `Failed to start the subagent '${argv[0]}'`, { argv });
+    };
+    if (args.background) {
+      const task = await ctx.launcher.launch({ ...request, background: true }).catch(startFailed);
+      // Parity shape {task_id, status, prompt}: task_output and task_list carry the sandbox fields.
+      return { task_id: task.id, status: "running", prompt: args.prompt };
     }
-    if (args.background) return { task_id: task.id, status: "running", prompt: args.prompt };
     const timeoutSeconds = args.timeout_seconds ?? ctx.config.task_timeout_seconds;
-    const outcome = await awaitForeground(task, { timeoutMs: timeoutSeconds * 1000, signal: ctx.signal });
-    const output = foregroundOutput(task, ctx.config.max_output_bytes);
+    const { outcome, task } = await runForeground(ctx.launcher, request, { timeoutMs: timeoutSeconds * 1000, signal: ctx.signal }).catch(startFailed);
+    const output = runOutput(task, ctx.config.max_output_bytes);
     if (outcome === "timeout") {
-      return errorResult("TIMEOUT", `Subagent timed out after ${timeoutSeconds} seconds`, { prompt: args.prompt, timeout_seconds: timeoutSeconds, ...output });
+      throw new CodedError("TIMEOUT", `Subagent timed out after ${timeoutSeconds} seconds`, { prompt: args.prompt, timeout_seconds: timeoutSeconds, ...output, ...sandboxFields(task) });
     }
-    if (outcome === "aborted") {
-      return errorResult("IO_ERROR", "Subagent cancelled: the request was cancelled or the server is shutting down", { prompt: args.prompt, ...output });
+    if (outcome === "cancelled") {
+      throw new CodedError("IO_ERROR", "Subagent cancelled: the request was cancelled or the server is shutting down", { prompt: args.prompt, ...output });
     }
     const exit = exitFields(task);
-    return { status: exit.exit_code === 0 ? "completed" : "failed", ...exit, ...output };
+    return { status: exit.exit_code === 0 ? "completed" : "failed", ...exit, ...output, ...sandboxFields(task) };
   },
 });

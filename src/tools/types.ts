@@ -1,15 +1,11 @@
 import type { z } from "zod";
-import type { Launcher } from "../background/tasks/launcher.ts";
-import type { Registry } from "../background/tasks/registry.ts";
-import type { Task } from "../background/tasks/task.ts";
-import type { OwnerFolder } from "../background/state/state-dir.ts";
+import type { Launcher, Registry, Task } from "../background/tasks/index.ts";
 import type { Config } from "../config/schema.ts";
+import type { ToolResult } from "../errors.ts";
 import type { Runtime } from "../runtime/types.ts";
+import type { ConfirmationPolicy } from "../safety/command-guard.ts";
 import type { PendingConfirmations } from "../safety/confirmations.ts";
-import type { ToolResult } from "./errors.ts";
-
-/** How a caution command gets approved: the MCP two-step flow, or a prompt/flag in the CLI. */
-export type ConfirmationPolicy = { kind: "pending" } | { kind: "ask"; ask: (command: string) => Promise<boolean> };
+import type { Sandbox } from "../sandbox/setup.ts";
 
 /** What a tool may use: the shared mechanisms of one ToolHost. */
 export interface ToolContext {
@@ -20,11 +16,12 @@ export interface ToolContext {
   allowedRoots: string[];
   registry: Registry;
   launcher: Launcher;
-  owner: OwnerFolder;
   runtime: Runtime;
   /** The runtime of a configured SSH host; throws INVALID_ARGUMENT (listing the known hosts) for an unknown name. */
   runtimeFor(host: string): Runtime;
   confirmations: PendingConfirmations;
+  /** The server's OS sandbox (SPEC §11): default mode, level, per-call wrappers. */
+  sandbox: Sandbox;
   confirmationPolicy: ConfirmationPolicy;
   /** Aborted when the caller goes away (MCP cancellation, shutdown). */
   signal: AbortSignal;
@@ -38,6 +35,7 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   schema: S;
+  /** Returns the result; a failure is thrown (a CodedError) and shaped by ToolHost.call. */
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 

@@ -29,7 +29,15 @@ export function processes(): Proc[] {
 
 /** Live processes whose command line contains `marker`. Use a unique marker per test (e.g. `sleep 301.5`). */
 export function processesMatching(marker: string): Proc[] {
-  return processes().filter((p) => p.cmdline.includes(marker) && p.pid !== process.pid);
+  return processes().filter((p) => p.cmdline.includes(marker) && p.pid !== process.pid && !isSandboxSupervisor(p));
+}
+
+/**
+ * bwrap (the sandbox's supervisor and its pid-namespace init) carries the command in its
+ * own argv; it lives exactly as long as the command, so it is not counted as a match.
+ */
+function isSandboxSupervisor(p: Proc): boolean {
+  return /^(\S*\/)?bwrap /.test(p.cmdline);
 }
 
 /** Waits until no live process matches `marker`; resolves with what is still there after `ms` (empty = none). */

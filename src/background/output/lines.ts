@@ -1,4 +1,4 @@
-import { decode } from "./truncate.ts";
+import { decode } from "./decode.ts";
 
 const MAX_PARTIAL = 64 * 1024;
 

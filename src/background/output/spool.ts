@@ -1,4 +1,5 @@
-import { closeSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import { makePrivateDir, openPrivateAppend } from "../state/private-files.ts";
 import { dirname } from "node:path";
 
 /**
@@ -46,8 +47,8 @@ export class Spool {
   private createFile(): boolean {
     this.started = true;
     try {
-      mkdirSync(dirname(this.path), { recursive: true });
-      this.fd = openSync(this.path, "a", 0o600);
+      makePrivateDir(dirname(this.path));
+      this.fd = openPrivateAppend(this.path);
       return true;
     } catch (e) {
       this.fail(`cannot create spool file ${this.path}: ${(e as Error).message}`);

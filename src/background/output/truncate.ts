@@ -1,10 +1,7 @@
 import { testLine } from "./lines.ts";
 import { OutputBuffer } from "./buffer.ts";
+import { decode } from "./decode.ts";
 import type { OutputStream } from "./stream.ts";
-
-/** UTF-8 with invalid bytes replaced; a BOM is kept, so text comes back byte-for-byte. */
-const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
-export const decode = (bytes: Uint8Array): string => decoder.decode(bytes);
 
 const SCAN_CHUNK = 1 << 20;
 
@@ -125,13 +122,7 @@ function forEachLine(stream: ByteSource, start: number, end: number, fn: (line: 
 
 /** Offset within `bytes` where its last `n` lines begin (a trailing newline ends a line). */
 function lastLinesStart(bytes: Uint8Array, n: number): number {
-  if (n <= 0) return bytes.byteLength;
-  let i = bytes.byteLength - 1;
-  if (i >= 0 && bytes[i] === 10) i--;
-  for (let seen = 0; i >= 0; i--) {
-    if (bytes[i] === 10 && ++seen === n) return i + 1;
-  }
-  return 0;
+  return startOfLastLines({ total: bytes.byteLength, read: (s, e) => bytes.subarray(s, e) }, 0, bytes.byteLength, n);
 }
 
 /** Stream offset where the last `n` lines of [start, end) begin, scanning backwards. */

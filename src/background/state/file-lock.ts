@@ -1,5 +1,6 @@
-import { dlopen, FFIType } from "bun:ffi";
-import { closeSync, openSync } from "node:fs";
+import { closeSync } from "node:fs";
+import { libc } from "../../runtime/libc.ts";
+import { openPrivateAppend } from "./private-files.ts";
 
 /**
  * Advisory whole-file locks (flock). The kernel drops a lock when its holder dies, so a
@@ -8,23 +9,14 @@ import { closeSync, openSync } from "node:fs";
 const LOCK_EX = 2;
 const LOCK_NB = 4;
 
-let libc: { symbols: { flock: (fd: number, op: number) => number } } | null = null;
-
-function flock(fd: number, op: number): number {
-  libc ??= dlopen(process.platform === "darwin" ? "libc.dylib" : "libc.so.6", {
-    flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-  }) as never;
-  return libc!.symbols.flock(fd, op);
-}
-
 export interface FileLock {
   release(): void;
 }
 
 /** Takes an exclusive lock on `path` (created if needed) without waiting; null if someone holds it. */
 export function tryLock(path: string): FileLock | null {
-  const fd = openSync(path, "a", 0o600);
-  if (flock(fd, LOCK_EX | LOCK_NB) !== 0) {
+  const fd = openPrivateAppend(path);
+  if (libc().flock(fd, LOCK_EX | LOCK_NB) !== 0) {
     closeSync(fd);
     return null;
   }

@@ -1,9 +1,10 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { OWNER_MARKER, OWNER_TOKEN } from "../../runtime/env.ts";
-import { killMarked, signalGroup } from "../../runtime/process-group.ts";
+import { isOurGroup, killMarked, pidAlive, signalGroup } from "../../runtime/process-group.ts";
 import { type FileLock, tryLock } from "./file-lock.ts";
+import { forgetRoot, makePrivateDir, privateDirProblem, trustRoot, writePrivateFile } from "./private-files.ts";
 import { bootId, readMetas } from "./task-meta.ts";
 
 /** `--state-dir` / config / env, else `$XDG_STATE_HOME/agent-shell`, else `~/.local/state/agent-shell`. */
@@ -15,6 +16,18 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
 /** Another live registry holds the owner folder. */
 export class OwnerBusyError extends Error {
   override name = "OwnerBusyError";
+}
+
+/** The state dir or an owner folder could be read or planted into by someone else. */
+export class UnsafeStateDirError extends Error {
+  override name = "UnsafeStateDirError";
+}
+
+/** Creates `dir` if needed (0700) and refuses it unless it is ours and closed to others. */
+function openPrivate(dir: string, what: string, followLinks: boolean): void {
+  makePrivateDir(dir);
+  const problem = privateDirProblem(dir, what, followLinks);
+  if (problem) throw new UnsafeStateDirError(problem);
 }
 
 /**
@@ -31,22 +44,31 @@ export class OwnerFolder {
     readonly persistent: boolean,
     private readonly lock: FileLock,
   ) {
-    writeFileSync(
+    writePrivateFile(
       join(dir, "owner.json"),
       JSON.stringify({ pid: process.pid, token: OWNER_TOKEN, boot_id: bootId(), started_at: new Date().toISOString() }),
     );
   }
 
   static open(stateDir: string, persistent: boolean): OwnerFolder {
-    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    // The state dir itself may be reached through a link the user made; what is inside may not.
+    openPrivate(stateDir, "state dir", true);
     sweepDeadOwners(stateDir);
     if (!persistent) {
+      openPrivate(join(stateDir, "owners"), "owner folder", false);
       const dir = join(stateDir, "owners", `${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      openPrivate(dir, "owner folder", false);
+      trustRoot(dir);
       return new OwnerFolder(dir, false, tryLock(join(dir, "owner.lock"))!);
     }
+    trustRoot(stateDir);
     const lockPath = join(stateDir, "owner.lock");
-    const lock = tryLock(lockPath);
+    let lock: FileLock | null;
+    try {
+      lock = tryLock(lockPath);
+    } catch (e) {
+      throw new UnsafeStateDirError(`cannot lock the state dir: ${(e as Error).message}`);
+    }
     if (!lock) {
       const pid = ownerPid(stateDir);
       throw new OwnerBusyError(
@@ -78,7 +100,7 @@ export class OwnerFolder {
   writeLastId(n: number): void {
     if (!this.persistent) return;
     try {
-      writeFileSync(join(this.dir, "last-id"), String(n));
+      writePrivateFile(join(this.dir, "last-id"), String(n));
     } catch {}
   }
 
@@ -87,6 +109,7 @@ export class OwnerFolder {
     if (this.persistent) rmSync(join(this.dir, "foreground"), { recursive: true, force: true });
     else rmSync(this.dir, { recursive: true, force: true });
     this.lock.release();
+    forgetRoot(this.dir);
   }
 }
 
@@ -116,6 +139,8 @@ export function sweepDeadOwners(stateDir: string): void {
   }
   for (const name of names) {
     const dir = join(ownersDir, name);
+    // Only folders this user made privately are trusted enough to act on.
+    if (privateDirProblem(dir, "owner folder", false)) continue;
     let lock: FileLock | null;
     try {
       lock = tryLock(join(dir, "owner.lock"));
@@ -124,11 +149,15 @@ export function sweepDeadOwners(stateDir: string): void {
     }
     if (!lock) continue; // alive
     for (const { meta } of readMetas(dir)) {
-      // A remote task's pgid is a process on its SSH host, not here.
-      if (meta.status === "running" && meta.pgid && !meta.host && meta.boot_id === bootId()) signalGroup(meta.pgid, "SIGKILL");
+      // A remote task's pgid is a process on its SSH host, not here; a local one is signalled
+      // only when it is verifiably the group agent-shell started (meta.json alone proves nothing).
+      if (meta.status === "running" && meta.pgid && !meta.host && meta.boot_id === bootId() && isOurGroup(meta.pgid, meta.pgid_start, meta.owner_token)) {
+        signalGroup(meta.pgid, "SIGKILL");
+      }
     }
     const owner = ownerInfo(dir);
-    if (owner.token && owner.boot_id === bootId()) killMarked(OWNER_MARKER, owner.token);
+    // The token names its owner's pid: a live pid means a live owner (or a forged file), never swept.
+    if (owner.token && owner.boot_id === bootId() && !pidAlive(Number(owner.token.split("-")[0]))) killMarked(OWNER_MARKER, owner.token);
     rmSync(dir, { recursive: true, force: true });
     lock.release();
   }

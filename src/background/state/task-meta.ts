@@ -1,20 +1,18 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import type { Task, TaskKind, TaskStatus } from "../tasks/task.ts";
+import { OWNER_TOKEN } from "../../runtime/env.ts";
+import { processStartTime } from "../../runtime/process-group.ts";
+import type { Task, TaskInfo, TaskSandbox, TaskStatus } from "../tasks/task.ts";
+import { makePrivateDir, writePrivateFile } from "./private-files.ts";
 
-/** What `<owner>/tasks/<id>/meta.json` records, rewritten on every transition. */
-export interface TaskMeta {
+/** What `<owner>/tasks/<id>/meta.json` records, rewritten on every transition: the task's info, then its state. */
+export interface TaskMeta extends TaskInfo {
   task_id: string;
-  kind: TaskKind;
-  command?: string;
-  prompt?: string;
-  description?: string;
-  name?: string;
-  cwd: string;
-  host?: string;
-  tty: boolean;
   pid: number | null;
   pgid: number | null;
+  /** Start time (clock ticks after boot) of the group leader, and the marker its environment carries: a pgid is signalled only when both still match. */
+  pgid_start?: string;
+  owner_token?: string;
   /** Kernel boot id: a pgid recorded before a reboot means nothing after it. */
   boot_id: string;
   started_at: string;
@@ -25,6 +23,8 @@ export interface TaskMeta {
   lost_reason?: string;
   /** The runtime's handle for re-attaching after a restart (remote background tasks). */
   resume_token?: string;
+  /** The containment it ran under (SPEC §11), so recovered tasks still report it. */
+  sandbox?: TaskSandbox;
 }
 
 let bootIdCache: string | null = null;
@@ -39,19 +39,28 @@ export function bootId(): string {
   return bootIdCache;
 }
 
+/** Leader start times, read once while the leader lives (meta.json is rewritten after it died). */
+const leaderStart = new WeakMap<Task, string>();
+
+function startOf(task: Task, pgid: number | null): string | undefined {
+  if (pgid === null || task.info.host) return undefined;
+  let start = leaderStart.get(task);
+  if (start === undefined) {
+    start = processStartTime(pgid) ?? undefined;
+    if (start !== undefined) leaderStart.set(task, start);
+  }
+  return start;
+}
+
 export function metaOf(task: Task): TaskMeta {
+  const pgid = task.pgid ?? null;
   return {
     task_id: task.id!,
-    kind: task.kind,
-    command: task.command,
-    prompt: task.prompt,
-    description: task.description,
-    name: task.name,
-    cwd: task.cwd,
-    host: task.host,
-    tty: task.tty,
+    ...task.info,
     pid: task.pid ?? null,
-    pgid: task.handle?.pgid ?? null,
+    pgid,
+    pgid_start: startOf(task, pgid),
+    owner_token: task.info.host ? undefined : OWNER_TOKEN,
     boot_id: bootId(),
     started_at: task.startedAt.toISOString(),
     ended_at: task.endedAt?.toISOString(),
@@ -59,16 +68,17 @@ export function metaOf(task: Task): TaskMeta {
     exit_code: task.exit ? task.exitCode : undefined,
     signal: task.exit?.signal ?? undefined,
     lost_reason: task.lostReason,
-    resume_token: task.handle?.resumeToken,
+    resume_token: task.resumeToken,
+    sandbox: task.sandbox,
   };
 }
 
 /** Atomic write (tmp + rename): a crash never leaves half a meta.json. */
 export function writeMeta(dir: string, meta: TaskMeta): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    makePrivateDir(dir);
     const tmp = join(dir, "meta.json.tmp");
-    writeFileSync(tmp, JSON.stringify(meta, null, 2));
+    writePrivateFile(tmp, JSON.stringify(meta, null, 2));
     renameSync(tmp, join(dir, "meta.json"));
   } catch {
     /* metadata is best effort: the task itself goes on */

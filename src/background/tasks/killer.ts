@@ -1,3 +1,4 @@
+import { within } from "../../first-of.ts";
 import type { ProcessHandle } from "../../runtime/types.ts";
 
 const POLL_MS = 10;
@@ -6,9 +7,7 @@ const POLL_MS = 10;
 async function waitGroupGone(handle: ProcessHandle, ms: number): Promise<boolean> {
   const deadline = performance.now() + ms;
   // The leader's exit is an event; only what it leaves behind needs polling.
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([handle.exited, new Promise((r) => (timer = setTimeout(r, ms)))]);
-  clearTimeout(timer);
+  await within(handle.exited, ms);
   for (;;) {
     if (!(await handle.groupAlive())) return true;
     if (performance.now() >= deadline) return false;

@@ -1,11 +1,11 @@
-import type { Config } from "../../config/schema.ts";
 import type { Runtime, SpawnSpec } from "../../runtime/types.ts";
 import { OutputStream } from "../output/stream.ts";
 import type { Registry } from "./registry.ts";
 import type { OwnerFolder } from "../state/state-dir.ts";
-import { Task, type TaskKind } from "./task.ts";
+import { Task, type TaskKind, type TaskSandbox } from "./task.ts";
 import { TerminalScreen } from "../terminal/screen.ts";
-import { existsSync, mkdirSync, renameSync, symlinkSync } from "node:fs";
+import { existsSync, renameSync, symlinkSync } from "node:fs";
+import { makePrivateDir } from "../state/private-files.ts";
 import { dirname, join } from "node:path";
 
 export interface LaunchRequest {
@@ -19,6 +19,21 @@ export interface LaunchRequest {
   runtime: Runtime;
   /** Background tasks get an id and spool from the first byte; foreground ones spool only long output. */
   background: boolean;
+  /** What containment the spawn gets (reported in every result). */
+  sandbox?: TaskSandbox;
+}
+
+/** What the launcher needs to know of the configuration. */
+export interface LauncherOptions {
+  /** Memory kept per stream (head + tail). */
+  bufferBytes: number;
+  /** Disk cap per log file. */
+  maxLogBytes: number;
+  /** A foreground stream is spooled only beyond this many bytes (what a result can show). */
+  foregroundSpoolAfter: number;
+  killGraceMs: number;
+  /** How long spooled foreground output stays readable through its path. */
+  foregroundLogTtlMs: number;
 }
 
 /**
@@ -29,36 +44,39 @@ export class Launcher {
   constructor(
     private registry: Registry,
     private owner: OwnerFolder,
-    private config: Config,
+    private options: LauncherOptions,
   ) {}
 
   async launch(req: LaunchRequest): Promise<Task> {
     const id = req.background ? this.registry.allocateId() : null;
     const logDir = id ? this.owner.taskDir(id) : this.owner.nextForegroundDir();
-    const spoolAfter = req.background ? 0 : this.config.max_output_bytes;
+    const spoolAfter = req.background ? 0 : this.options.foregroundSpoolAfter;
     const stream = (name: "stdout" | "stderr") =>
-      new OutputStream(name, this.config.background_buffer_bytes, {
+      new OutputStream(name, this.options.bufferBytes, {
         path: join(logDir, `${name}.log`),
-        maxBytes: this.config.max_log_bytes,
+        maxBytes: this.options.maxLogBytes,
         startAfter: spoolAfter,
       });
     const stdout = stream("stdout");
-    const ttyOutput = req.spec.tty ? await ttyStreams(req.spec.tty, stdout, logDir, this.config) : undefined;
+    const ttyOutput = req.spec.tty ? await ttyStreams(req.spec.tty, stdout, logDir, this.options.maxLogBytes) : undefined;
     const task = new Task({
-      kind: req.kind,
-      command: req.command,
-      prompt: req.prompt,
-      description: req.description,
-      name: req.name,
-      cwd: req.spec.cwd,
-      host: req.host,
-      tty: req.spec.tty !== undefined,
-      killGraceMs: this.config.kill_grace_seconds * 1000,
+      info: {
+        kind: req.kind,
+        command: req.command,
+        prompt: req.prompt,
+        description: req.description,
+        name: req.name,
+        cwd: req.spec.cwd,
+        host: req.host,
+        tty: req.spec.tty !== undefined,
+      },
+      killGraceMs: this.options.killGraceMs,
       stdout,
       stderr: stream("stderr"),
       logDir,
       ttyOutput,
       keepStdinOpen: req.spec.stdin === "pipe",
+      sandbox: req.sandbox,
     });
     if (req.background) for (const s of [task.stdout, task.stderr]) s.spool?.open();
     let handle;
@@ -83,7 +101,7 @@ export class Launcher {
           if (task.rawOutput?.spool?.active) task.removeLogs();
           return;
         }
-        setTimeout(() => task.removeLogs(), this.config.task_ttl_seconds * 1000).unref?.();
+        setTimeout(() => task.removeLogs(), this.options.foregroundLogTtlMs).unref?.();
       });
     }
     return task;
@@ -91,7 +109,7 @@ export class Launcher {
 
   /** Starts an ended background task again under its id (restart in place); false if it cannot be. */
   async relaunch(task: Task): Promise<boolean> {
-    if (!task.relaunch || task.running || this.registry.isClosed || task.id === null) return false;
+    if (!task.relaunch || task.running || this.registry.shuttingDown || task.id === null) return false;
     const handle = await task.relaunch();
     task.respawn(handle);
     this.registry.revive(task);
@@ -109,12 +127,12 @@ export class Launcher {
     const target = this.owner.taskDir(id);
     if (task.logDir && task.logDir !== target) {
       try {
-        mkdirSync(dirname(target), { recursive: true });
+        makePrivateDir(dirname(target));
         if (existsSync(task.logDir)) renameSync(task.logDir, target);
-        else mkdirSync(target, { recursive: true });
-        mkdirSync(dirname(task.logDir), { recursive: true });
+        else makePrivateDir(target);
+        makePrivateDir(dirname(task.logDir));
         symlinkSync(target, task.logDir);
-        task.logDir = target;
+        task.relocateLogs(target);
       } catch {
         /* logs stay where they are: still readable, only not where recovery looks */
       }
@@ -126,7 +144,7 @@ export class Launcher {
 /** Raw PTY bytes are kept in full on disk (tty.raw.log); memory holds only a little. */
 const RAW_MEMORY_BYTES = 64 * 1024;
 
-async function ttyStreams(size: { cols: number; rows: number }, stdout: OutputStream, logDir: string, config: Config) {
-  const raw = new OutputStream("stdout", RAW_MEMORY_BYTES, { path: join(logDir, "tty.raw.log"), maxBytes: config.max_log_bytes, startAfter: 0 });
+async function ttyStreams(size: { cols: number; rows: number }, stdout: OutputStream, logDir: string, maxLogBytes: number) {
+  const raw = new OutputStream("stdout", RAW_MEMORY_BYTES, { path: join(logDir, "tty.raw.log"), maxBytes: maxLogBytes, startAfter: 0 });
   return { raw, screen: await TerminalScreen.create(size.cols, size.rows, stdout) };
 }

@@ -1,6 +1,7 @@
 import type { OwnerFolder } from "../state/state-dir.ts";
 import type { Task } from "./task.ts";
 import { metaOf, writeMeta } from "../state/task-meta.ts";
+import { formatTaskId, taskIdNumber } from "./task-id.ts";
 
 export interface RegistryOptions {
   /** Finished tasks are forgotten (and their logs deleted) after this long. */
@@ -22,15 +23,11 @@ export class Registry {
   private nextId: number;
   private endListeners = new Set<(task: Task) => void>();
   private noticeListeners = new Set<(data: Record<string, unknown>) => void>();
+  private stopping = false;
   private expiryTimers = new Map<string, ReturnType<typeof setTimeout>>();
-  private closed = false;
 
   constructor(private readonly options: RegistryOptions) {
     this.nextId = options.owner.readLastId() + 1;
-  }
-
-  get isClosed(): boolean {
-    return this.closed;
   }
 
   /** Called once per background task when it leaves `running`. */
@@ -53,7 +50,7 @@ export class Registry {
   allocateId(): string {
     const n = this.nextId++;
     this.options.owner.writeLastId(n);
-    return `bg-${n}`;
+    return formatTaskId(n);
   }
 
   /** Continue numbering after ids recovered from an earlier registry. */
@@ -63,32 +60,36 @@ export class Registry {
 
   /** Make a task visible to task_output/kill_shell/task_list (a background task). */
   register(task: Task, id = this.allocateId()): string {
-    task.id = id;
+    task.assignId(id);
     this.foreground.delete(task);
-    this.tasks.set(id, task);
-    this.persist(task);
-    task.onEnd((t) => {
-      this.persist(t);
-      for (const l of this.endListeners) l(t);
-      this.scheduleExpiry(t);
-      this.enforceFinishedCap();
-    });
+    this.keep(task);
     return id;
   }
 
-  /** Record a task that was already over when it was recovered (no end event). */
+  /** Take back a task recovered from an earlier registry (running or already over). */
   restore(task: Task): void {
+    this.keep(task);
+  }
+
+  /** The one path for fresh and recovered tasks: recorded now, and handled once when it ends. */
+  private keep(task: Task): void {
     this.tasks.set(task.id!, task);
+    this.persist(task);
     if (task.running) {
       task.onEnd((t) => {
         this.persist(t);
         for (const l of this.endListeners) l(t);
-        this.scheduleExpiry(t);
+        this.retire(t);
       });
     } else {
-      this.persist(task);
-      this.scheduleExpiry(task);
+      this.retire(task);
     }
+  }
+
+  /** A finished task: expires after the TTL, and the oldest go beyond the cap. */
+  private retire(task: Task): void {
+    this.scheduleExpiry(task);
+    this.enforceFinishedCap();
   }
 
   private persist(task: Task): void {
@@ -107,7 +108,7 @@ export class Registry {
 
   /** Tasks ordered by id number. */
   list(): Task[] {
-    return [...this.tasks.values()].sort((a, b) => idNumber(a.id!) - idNumber(b.id!));
+    return [...this.tasks.values()].sort((a, b) => taskIdNumber(a.id!) - taskIdNumber(b.id!));
   }
 
   /** A task by id, or by name: a name means the newest task of that name. */
@@ -115,7 +116,7 @@ export class Registry {
     const byId = this.tasks.get(ref);
     if (byId) return byId;
     let newest: Task | undefined;
-    for (const t of this.tasks.values()) if (t.name === ref && (!newest || idNumber(t.id!) > idNumber(newest.id!))) newest = t;
+    for (const t of this.tasks.values()) if (t.info.name === ref && (!newest || taskIdNumber(t.id!) > taskIdNumber(newest.id!))) newest = t;
     return newest;
   }
 
@@ -127,8 +128,13 @@ export class Registry {
     this.persist(task);
   }
 
+  /** Whether shutdown has begun (no task is started again after it). */
+  get shuttingDown(): boolean {
+    return this.stopping;
+  }
+
   findRunningByName(name: string): Task | undefined {
-    for (const t of this.tasks.values()) if (t.running && t.name === name) return t;
+    for (const t of this.tasks.values()) if (t.running && t.info.name === name) return t;
     return undefined;
   }
 
@@ -160,14 +166,10 @@ export class Registry {
 
   /** Terminate every running task's process group (TERM → grace → KILL), in parallel. */
   async shutdown(): Promise<void> {
-    this.closed = true;
+    this.stopping = true;
     for (const t of this.tasks.values()) t.cancelPendingRestart?.();
     const running = [...this.tasks.values(), ...this.foreground].filter((t) => t.running);
     await Promise.all(running.map((t) => t.kill()));
     for (const timer of this.expiryTimers.values()) clearTimeout(timer);
   }
-}
-
-function idNumber(id: string): number {
-  return Number(id.slice(id.lastIndexOf("-") + 1));
 }

@@ -2,7 +2,8 @@ import { rmSync } from "node:fs";
 import type { ExitStatus, ProcessHandle } from "../../runtime/types.ts";
 import { Collector } from "../output/collector.ts";
 import { terminateGroup } from "./killer.ts";
-import { OutputStream } from "../output/stream.ts";
+import { within } from "../../first-of.ts";
+import type { OutputStream } from "../output/stream.ts";
 import type { TerminalScreen } from "../terminal/screen.ts";
 
 export type TaskKind = "bash" | "task";
@@ -13,7 +14,8 @@ const DRAIN_AFTER_EXIT_MS = 400;
 /** After terminating the leftovers, how long to wait for EOF before abandoning the pipes. */
 const DRAIN_AFTER_KILL_MS = 1000;
 
-export interface TaskInit {
+/** What a task is: fixed at launch (or read back from meta.json), never changed. */
+export interface TaskInfo {
   kind: TaskKind;
   command?: string;
   prompt?: string;
@@ -22,6 +24,10 @@ export interface TaskInit {
   cwd: string;
   host?: string;
   tty: boolean;
+}
+
+export interface TaskInit {
+  info: TaskInfo;
   killGraceMs: number;
   stdout: OutputStream;
   stderr: OutputStream;
@@ -33,25 +39,27 @@ export interface TaskInit {
   ttyOutput?: { raw: OutputStream; screen: TerminalScreen };
   /** Started with a writable stdin pipe (`keep_stdin_open`). */
   keepStdinOpen?: boolean;
+  /** The containment applied (SPEC §11): mode label and level. */
+  sandbox?: TaskSandbox;
+}
+
+export interface TaskSandbox {
+  mode: string;
+  level?: string;
+  /** Writable roots of the policy, to tell a denial outside them from any other failure. */
+  writableRoots?: string[];
+  network?: boolean;
 }
 
 /**
- * One process (a task) and its output. The status leaves `running` exactly once, in
- * `finish`, so races between exit, kill and loss are decided in one place.
+ * One process (a task) and its output. Its state changes only through its methods; the
+ * status leaves `running` exactly once, in `finish`, so races between exit, kill and loss
+ * are decided in one place.
  */
 export class Task {
-  id: string | null = null;
-  readonly kind: TaskKind;
-  readonly command?: string;
-  readonly prompt?: string;
-  readonly description?: string;
-  readonly name?: string;
-  readonly cwd: string;
-  readonly host?: string;
-  readonly tty: boolean;
+  readonly info: TaskInfo;
   readonly stdout: OutputStream;
   readonly stderr: OutputStream;
-  logDir?: string;
   /** When the current run started (a restart in place starts a new run under the same id). */
   startedAt: Date;
   /** How many times this task was started again in place (restart verb or restart policy). */
@@ -60,22 +68,24 @@ export class Task {
   relaunch?: () => Promise<ProcessHandle>;
   /** Cancels a restart the restart policy has scheduled; a kill by the user calls it. */
   cancelPendingRestart: (() => void) | null = null;
-  /** Readiness and policy arguments the task was started with, replayed by a restart. */
+  /** Readiness arguments the task was started with, replayed by a restart. */
   serviceArgs?: Record<string, unknown>;
   /** Shown by `ps`/task_list: the policy that restarts this task when it exits. */
   restartPolicy?: { on: "failure" | "always"; maxRestarts?: number; delayMs: number };
   readonly rawOutput?: OutputStream;
   readonly terminal?: TerminalScreen;
   readonly keepStdinOpen: boolean;
-  /** When the child last wrote anything (for waiting-for-input detection). */
-  lastOutputAtMs = performance.now();
-  endedAt: Date | null = null;
-  status: TaskStatus = "running";
-  exit: ExitStatus | null = null;
-  lostReason?: string;
-  handle: ProcessHandle | null = null;
+  readonly sandbox?: TaskSandbox;
   /** Resolves when the task has ended and its output is complete. */
   ended: Promise<void>;
+  private taskId: string | null = null;
+  private currentLogDir?: string;
+  private lastOutputAt = performance.now();
+  private endTime: Date | null = null;
+  private state: TaskStatus = "running";
+  private exitStatus: ExitStatus | null = null;
+  private lossReason?: string;
+  private handle: ProcessHandle | null = null;
   private resolveEnded!: () => void;
   private killRequested = false;
   private killing: Promise<void> | null = null;
@@ -83,35 +93,102 @@ export class Task {
   private endListeners: Array<(task: Task) => void> = [];
 
   constructor(init: TaskInit) {
-    this.kind = init.kind;
-    this.command = init.command;
-    this.prompt = init.prompt;
-    this.description = init.description;
-    this.name = init.name;
-    this.cwd = init.cwd;
-    this.host = init.host;
-    this.tty = init.tty;
+    this.info = init.info;
     this.killGraceMs = init.killGraceMs;
     this.stdout = init.stdout;
     this.stderr = init.stderr;
-    this.logDir = init.logDir;
+    this.currentLogDir = init.logDir;
     this.startedAt = init.startedAt ?? new Date();
     this.rawOutput = init.ttyOutput?.raw;
     this.terminal = init.ttyOutput?.screen;
     this.keepStdinOpen = init.keepStdinOpen === true;
+    this.sandbox = init.sandbox;
     this.ended = new Promise((r) => (this.resolveEnded = r));
+  }
+
+  /** `bg-N` once the registry made it a background task; null in the foreground. */
+  get id(): string | null {
+    return this.taskId;
+  }
+
+  /** Called by the registry when it makes the task visible. */
+  assignId(id: string): void {
+    this.taskId = id;
+  }
+
+  get logDir(): string | undefined {
+    return this.currentLogDir;
+  }
+
+  /** The log folder was moved (a foreground task adopted into the background). */
+  relocateLogs(dir: string): void {
+    this.currentLogDir = dir;
+  }
+
+  get status(): TaskStatus {
+    return this.state;
+  }
+
+  get exit(): ExitStatus | null {
+    return this.exitStatus;
+  }
+
+  get lostReason(): string | undefined {
+    return this.lossReason;
+  }
+
+  get endedAt(): Date | null {
+    return this.endTime;
+  }
+
+  /** When the child last wrote anything (for waiting-for-input detection). */
+  get lastOutputAtMs(): number {
+    return this.lastOutputAt;
   }
 
   get pid(): number | undefined {
     return this.handle?.pid;
   }
 
+  get pgid(): number | undefined {
+    return this.handle?.pgid;
+  }
+
+  /** The runtime's remark about the running process (e.g. reconnecting), if any. */
+  get note(): string | null {
+    return (this.running && this.handle?.note) || null;
+  }
+
+  get resumeToken(): string | undefined {
+    return this.handle?.resumeToken;
+  }
+
   get running(): boolean {
-    return this.status === "running";
+    return this.state === "running";
   }
 
   get durationMs(): number {
-    return (this.endedAt ?? new Date()).getTime() - this.startedAt.getTime();
+    return (this.endTime ?? new Date()).getTime() - this.startedAt.getTime();
+  }
+
+  /** Whether input can still be written to the running process. */
+  get stdinOpen(): boolean {
+    return this.running && this.handle !== null && this.handle.stdinOpen;
+  }
+
+  /** Whether the process sits reading its stdin (true/false), or null when it can't be told. */
+  blockedOnInput(): boolean | null {
+    return this.handle?.blockedOnInput?.() ?? null;
+  }
+
+  /** Writes to the process's stdin; the number of bytes written. */
+  write(data: string): Promise<number> {
+    if (!this.handle) return Promise.resolve(0);
+    return this.handle.write(data);
+  }
+
+  closeStdin(): void {
+    this.handle?.closeStdin();
   }
 
   onEnd(listener: (task: Task) => void): void {
@@ -125,7 +202,7 @@ export class Task {
     const first = this.rawOutput ?? this.stdout;
     const collectors = [new Collector(handle.stdout, first)];
     if (handle.stderr) collectors.push(new Collector(handle.stderr, this.stderr));
-    for (const s of [first, this.stderr]) s.onData(() => (this.lastOutputAtMs = performance.now()));
+    for (const s of [first, this.stderr]) s.onData(() => (this.lastOutputAt = performance.now()));
     const screen = this.terminal;
     if (screen) {
       first.onData((chunk) => screen.feed(chunk));
@@ -139,12 +216,10 @@ export class Task {
     const drained = Promise.all(collectors.map((c) => c.done));
     // Output still open after the leader's exit belongs to leftovers in its group:
     // give them a moment, then terminate them. A task leaves nothing running.
-    await Promise.race([drained, Bun.sleep(DRAIN_AFTER_EXIT_MS)]);
-    if (await handle.groupAlive()) {
-      await Promise.race([this.killGroup(), Bun.sleep(DRAIN_AFTER_KILL_MS)]);
-    }
+    await within(drained, DRAIN_AFTER_EXIT_MS);
+    if (await handle.groupAlive()) await within(this.killGroup(), DRAIN_AFTER_KILL_MS);
     if (!collectors.every((c) => c.eof)) {
-      await Promise.race([drained, Bun.sleep(DRAIN_AFTER_KILL_MS)]);
+      await within(drained, DRAIN_AFTER_KILL_MS);
       for (const c of collectors) c.abandon();
       await drained;
     }
@@ -165,10 +240,10 @@ export class Task {
    */
   respawn(handle: ProcessHandle): void {
     if (this.running) throw new Error(`task ${this.id} is still running`);
-    this.status = "running";
-    this.exit = null;
-    this.endedAt = null;
-    this.lostReason = undefined;
+    this.state = "running";
+    this.exitStatus = null;
+    this.endTime = null;
+    this.lossReason = undefined;
     this.killRequested = false;
     this.startedAt = new Date();
     this.restarts++;
@@ -192,13 +267,13 @@ export class Task {
     return this.killing;
   }
 
-  /** The one place where a task leaves `running`. */
-  finish(status: Exclude<TaskStatus, "running">, exit: ExitStatus | null, lostReason?: string): void {
+  /** The one place where a task leaves `running` (`endedAt`: when a recovered task ended). */
+  finish(status: Exclude<TaskStatus, "running">, exit: ExitStatus | null, lostReason?: string, endedAt = new Date()): void {
     if (!this.running) return;
-    this.status = status;
-    this.exit = exit;
-    if (lostReason) this.lostReason = lostReason;
-    this.endedAt = new Date();
+    this.state = status;
+    this.exitStatus = exit;
+    if (lostReason) this.lossReason = lostReason;
+    this.endTime = endedAt;
     this.resolveEnded();
     for (const l of this.endListeners) l(this);
   }
@@ -207,12 +282,12 @@ export class Task {
     this.stdout.spool?.close();
     this.stderr.spool?.close();
     this.rawOutput?.spool?.close();
-    if (this.logDir) rmSync(this.logDir, { recursive: true, force: true });
+    if (this.currentLogDir) rmSync(this.currentLogDir, { recursive: true, force: true });
   }
 
   /** `exit_code` as results show it: the code, or -1 when a signal ended the task. */
   get exitCode(): number | undefined {
-    if (!this.exit) return undefined;
-    return this.exit.signal ? -1 : (this.exit.code ?? -1);
+    if (!this.exitStatus) return undefined;
+    return this.exitStatus.signal ? -1 : (this.exitStatus.code ?? -1);
   }
 }

@@ -33,8 +33,5 @@ export function detectPrompt(line: string): string | null {
   return PROMPT_PATTERNS.some((p) => p.test(text)) ? text : null;
 }
 
-/** The last non-blank line of `text` (where a program's prompt would be). */
-export function lastLine(text: string): string {
-  const trimmed = text.replace(/\s+$/, "");
-  return trimmed.slice(trimmed.lastIndexOf("\n") + 1).replace(/\r$/, "");
-}
+/** Kept here for the prompt tests: the line a prompt would be on. */
+export { lastLine } from "../output/tail.ts";

@@ -1,7 +1,13 @@
 import type { OutputStream } from "../output/stream.ts";
-import type { TerminalScreen } from "./screen.ts";
 
 const encoder = new TextEncoder();
+
+/** The rows still live on a terminal's screen (the emulator provides them). */
+export interface LiveRows {
+  /** Bumped on every change of the rendered state. */
+  readonly version: number;
+  liveText(): string;
+}
 /** How far back a read cursor remembers its line, to notice that the line was redrawn. */
 const CONTEXT_BYTES = 4096;
 
@@ -24,7 +30,7 @@ export class TerminalText {
 
   constructor(
     private readonly committed: OutputStream,
-    private readonly screen: TerminalScreen,
+    private readonly screen: LiveRows,
   ) {}
 
   private liveBytes(): Uint8Array {

@@ -1,10 +1,9 @@
-import { detectPrompt, lastLine } from "../terminal/prompt-detect.ts";
-import type { OutputStream } from "../output/stream.ts";
+import { detectPrompt } from "../terminal/prompt-detect.ts";
+import { lastLineOf } from "../output/tail.ts";
 import type { Task } from "../tasks/task.ts";
 
 /** How long a task with open stdin must be silent before its last line counts as a prompt. */
 export const SILENCE_MS = 2000;
-const TAIL_BYTES = 4096;
 const POLL_MS = 250;
 
 /**
@@ -12,30 +11,21 @@ const POLL_MS = 250;
  * it has printed nothing for SILENCE_MS, and its last line looks like a prompt.
  */
 export function waitingPrompt(task: Task, now = performance.now()): string | null {
-  if (!task.running || !task.handle) return null;
-  const stdinOpen = task.tty || (task.keepStdinOpen && task.handle.stdinOpen);
+  if (!task.running) return null;
+  const stdinOpen = task.info.tty || (task.keepStdinOpen && task.stdinOpen);
   if (!stdinOpen || now - task.lastOutputAtMs < SILENCE_MS) return null;
-  if (task.handle.blockedOnInput?.() === false) return null;
+  if (task.blockedOnInput() === false) return null;
   if (task.terminal) return detectPrompt(task.terminal.cursorLine());
   // `read -p` and many tools prompt on stderr.
-  return detectPrompt(tailLine(task.stdout)) ?? detectPrompt(tailLine(task.stderr));
+  return detectPrompt(lastLineOf(task.stdout)) ?? detectPrompt(lastLineOf(task.stderr));
 }
 
-/** Resolves with the prompt once the task waits for input; never, if it ends first. */
-export function whenWaitingForInput(task: Task): { promise: Promise<string>; cancel(): void } {
-  let timer: ReturnType<typeof setInterval> | undefined;
-  const promise = new Promise<string>((resolve) => {
-    // Silence is measured, not signalled: check it a few times a second.
-    timer = setInterval(() => {
-      const prompt = waitingPrompt(task);
-      if (prompt !== null) resolve(prompt);
-      if (prompt !== null || !task.running) clearInterval(timer);
-    }, POLL_MS);
-  });
-  return { promise, cancel: () => clearInterval(timer) };
-}
-
-function tailLine(stream: OutputStream): string {
-  const bytes = stream.read(Math.max(0, stream.total - TAIL_BYTES), stream.total);
-  return bytes ? lastLine(new TextDecoder().decode(bytes)) : "";
+/** Calls `fire` once the task waits for input; returns the unsubscribe. */
+export function onWaitingForInput(task: Task, fire: () => void): () => void {
+  // Silence is measured, not signalled: check it a few times a second.
+  const timer = setInterval(() => {
+    if (waitingPrompt(task) !== null) fire();
+    if (!task.running) clearInterval(timer);
+  }, POLL_MS);
+  return () => clearInterval(timer);
 }

@@ -1,4 +1,4 @@
-import { decode } from "../output/truncate.ts";
+import { lastLineOf } from "../output/tail.ts";
 import type { Task } from "../tasks/task.ts";
 
 const TICK_MS = 1000;
@@ -9,10 +9,7 @@ export function startProgress(task: Task, report: (bytes: number, lastLine: stri
     // A tty's stdout is its rendered text, whose last rows are still on screen.
     const stdout = task.terminal?.text ?? task.stdout;
     const bytes = stdout.total + task.stderr.total;
-    const stream = stdout.total > 0 ? stdout : task.stderr;
-    const tail = stream.read(Math.max(0, stream.total - 4096), stream.total);
-    const lines = tail ? decode(tail).split("\n").filter((l) => l.trim() !== "") : [];
-    report(bytes, lines.at(-1) ?? "");
+    report(bytes, lastLineOf(stdout.total > 0 ? stdout : task.stderr));
   }, TICK_MS);
   return () => clearInterval(timer);
 }

@@ -1,3 +1,4 @@
+import { firstOf } from "../../first-of.ts";
 import { LineSplitter, testLine } from "../output/lines.ts";
 import type { Task } from "../tasks/task.ts";
 
@@ -31,20 +32,16 @@ export async function awaitReadiness(
   if (spec.pattern) conditions.push(patternSeen(task, spec.pattern, cleanups));
   if (spec.port !== undefined) conditions.push(portAccepting(spec.port, portOpen, () => settled));
   if (spec.url !== undefined) conditions.push(urlAnswering(spec.url, () => settled));
-  const result = await new Promise<Readiness>((resolve) => {
-    Promise.all(conditions).then(() => resolve({ outcome: "ready", afterMs: Math.round(performance.now() - started) }));
-    task.ended.then(() => resolve({ outcome: "exited" }));
-    const timer = setTimeout(() => resolve({ outcome: "timeout" }), spec.timeoutMs);
-    cleanups.push(() => clearTimeout(timer));
-    const onAbort = () => resolve({ outcome: "aborted" });
-    signal.addEventListener("abort", onAbort, { once: true });
-    cleanups.push(() => signal.removeEventListener("abort", onAbort));
+  const outcome = await firstOf({
+    promises: { ready: Promise.all(conditions), exited: task.ended },
+    timeoutMs: spec.timeoutMs,
+    signal,
   });
   settled = true;
   for (const c of cleanups) c();
   // A task that printed its ready line and exited at once is not a running service.
-  if (result.outcome === "ready" && !task.running) return { outcome: "exited" };
-  return result;
+  if (outcome === "ready") return task.running ? { outcome, afterMs: Math.round(performance.now() - started) } : { outcome: "exited" };
+  return { outcome };
 }
 
 function patternSeen(task: Task, pattern: RegExp, cleanups: Array<() => void>): Promise<void> {

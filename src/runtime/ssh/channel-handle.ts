@@ -182,10 +182,6 @@ export class ChannelHandle implements ProcessHandle {
     } catch {}
   }
 
-  resize(cols: number, rows: number): void {
-    if (this.tty && !this.closed) this.channel.setWindow(rows, cols, 0, 0);
-  }
-
   signal(signal: NodeJS.Signals): void {
     signalRemoteGroup(this.conn, this.pgid, signal);
   }

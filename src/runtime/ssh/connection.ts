@@ -2,17 +2,30 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Client, ClientChannel, ConnectConfig, PseudoTtyOptions } from "ssh2";
-import type { HostConfig } from "../../config/schema.ts";
+import { expandHome } from "../../config/expand-home.ts";
+import { within } from "../../first-of.ts";
 import { ControlShell } from "./control-shell.ts";
 import { connectError, SshError } from "./errors.ts";
 import { fingerprint, verifyHostKey } from "./known-hosts.ts";
 import { SessionSlots, type SlotPriority } from "./slots.ts";
 
 const KEEPALIVE_MS = 5_000;
+/** How long close() lets queued control scripts finish. */
+const CLOSE_IDLE_MS = 2_000;
 const KEEPALIVE_MAX_MISSED = 3;
 const CONNECT_TIMEOUT_MS = 15_000;
 /** sshd's default MaxSessions; a lower server limit is learned on the first refusal. */
 const DEFAULT_MAX_SESSIONS = 10;
+
+/** Where and how to connect (a `[hosts.NAME]` table of the config satisfies it). */
+export interface SshTarget {
+  host: string;
+  port: number;
+  user?: string;
+  identity_file?: string;
+  known_hosts?: string;
+  strict_host_key_checking: "yes" | "accept-new";
+}
 
 export interface OpenChannel {
   channel: ClientChannel;
@@ -44,17 +57,15 @@ export class SshConnection {
 
   constructor(
     readonly name: string,
-    private readonly cfg: HostConfig,
+    private readonly cfg: SshTarget,
+    /** TERM → this → KILL when the remote watchdog reaps tracked groups. */
+    private readonly killGraceSeconds: number,
   ) {
     this.target = `${this.user}@${cfg.host}:${cfg.port}`;
   }
 
   get user(): string {
     return this.cfg.user ?? localUserName();
-  }
-
-  get connected(): boolean {
-    return this.client !== null;
   }
 
   /** The live client, connecting (again) if needed. */
@@ -215,14 +226,14 @@ export class SshConnection {
   private async controlShell(): Promise<ControlShell> {
     if (this.shell && !this.shell.closed) return this.shell;
     this.shellStarting ??= this.exec("exec sh", { priority: "control" })
-      .then(({ channel }) => (this.shell = new ControlShell(channel)))
+      .then(({ channel }) => (this.shell = new ControlShell(channel, this.killGraceSeconds)))
       .finally(() => (this.shellStarting = null));
     return this.shellStarting;
   }
 
   /** Lets queued control scripts (e.g. removing finished tasks' files) finish, briefly, then disconnects. */
   async close(): Promise<void> {
-    if (this.shell && !this.shell.closed) await Promise.race([this.shell.idle(), Bun.sleep(2000)]);
+    if (this.shell && !this.shell.closed) await within(this.shell.idle(), CLOSE_IDLE_MS);
     this.closed = true;
     this.shell?.close();
     this.shell = null;
@@ -237,8 +248,4 @@ let userName: string | undefined;
 function localUserName(): string {
   userName ??= process.env.USER || process.env.LOGNAME || Bun.spawnSync(["id", "-un"]).stdout.toString().trim() || "root";
   return userName;
-}
-
-function expandHome(p: string): string {
-  return p === "~" || p.startsWith("~/") ? homedir() + p.slice(1) : p;
 }

@@ -1,13 +1,16 @@
 import type { ClientChannel } from "ssh2";
 
 /** Tracked groups die with the control shell: end-of-file, a hangup or TERM all run the EXIT trap. */
-const WATCHDOG_PREAMBLE = [
-  "agent_fg=",
-  "agent_reap() { [ -n \"$agent_fg\" ] || return 0; for g in $agent_fg; do kill -s TERM -- -$g 2>/dev/null; done; sleep 2; for g in $agent_fg; do kill -s KILL -- -$g 2>/dev/null; done; }",
-  "trap agent_reap EXIT",
-  "trap exit HUP TERM",
-  "",
-].join("\n");
+function watchdogPreamble(graceSeconds: number): string {
+  const grace = Math.max(0, Number(graceSeconds) || 0);
+  return [
+    "agent_fg=",
+    `agent_reap() { [ -n "$agent_fg" ] || return 0; for g in $agent_fg; do kill -s TERM -- -$g 2>/dev/null; done; sleep ${grace}; for g in $agent_fg; do kill -s KILL -- -$g 2>/dev/null; done; }`,
+    "trap agent_reap EXIT",
+    "trap exit HUP TERM",
+    "",
+  ].join("\n");
+}
 
 /**
  * One long-lived remote `sh` per connection for small control scripts (kill a group,
@@ -18,7 +21,8 @@ const WATCHDOG_PREAMBLE = [
  *
  * It is also the remote watchdog of the commands that stream on their channel (foreground,
  * tty): their groups are tracked in the shell, and when the connection goes away (a drop,
- * or agent-shell killed) the shell reads end-of-file and terminates them (TERM, 2 s, KILL).
+ * or agent-shell killed) the shell reads end-of-file and terminates them (TERM, the kill
+ * grace, KILL).
  * A foreground command never outlives its call. Detached background tasks are not tracked:
  * they are meant to survive a drop.
  */
@@ -31,11 +35,14 @@ export class ControlShell {
 
   private readonly decoder = new TextDecoder();
 
-  constructor(private channel: ClientChannel) {
+  constructor(
+    private channel: ClientChannel,
+    killGraceSeconds: number,
+  ) {
     channel.on("data", (d: Buffer) => this.onData(this.decoder.decode(d, { stream: true })));
     channel.stderr.on("data", () => {});
     channel.on("close", () => this.fail(new Error("the control channel closed")));
-    channel.write(WATCHDOG_PREAMBLE);
+    channel.write(watchdogPreamble(killGraceSeconds));
   }
 
   /** Terminate group `pgid` if the connection goes away before `untrack`. */

@@ -20,7 +20,6 @@ const SIGNALS: Record<number, string> = { 1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT"
  * duplicate. Files gone → the task is lost, with the reason.
  */
 export class DurableHandle implements ProcessHandle {
-  readonly tty = false;
   readonly stdinOpen = false;
   readonly stdout: ReadableStream<Uint8Array>;
   readonly stderr: ReadableStream<Uint8Array>;
@@ -159,8 +158,6 @@ export class DurableHandle implements ProcessHandle {
   }
 
   closeStdin(): void {}
-
-  resize(): void {}
 
   signal(signal: NodeJS.Signals): void {
     this.signalled = true;

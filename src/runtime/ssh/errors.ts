@@ -1,14 +1,12 @@
+import { CodedError } from "../../errors.ts";
+
 /**
- * Errors of the SSH runtime. They carry the SPEC error code and context so the tools can
- * answer with `{error, error_code, context}` without the runtime knowing any tool.
+ * Errors of the SSH runtime: coded errors (the SPEC code and context travel with them, so
+ * the runtime knows no tool) whose class says where they came from.
  */
-export class SshError extends Error {
-  constructor(
-    readonly code: "IO_ERROR" | "NOT_FOUND" | "INVALID_ARGUMENT",
-    message: string,
-    readonly context: Record<string, unknown> = {},
-  ) {
-    super(message);
+export class SshError extends CodedError {
+  constructor(code: "IO_ERROR" | "NOT_FOUND" | "INVALID_ARGUMENT", message: string, context: Record<string, unknown> = {}) {
+    super(code, message, context);
   }
 }
 

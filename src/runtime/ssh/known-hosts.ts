@@ -1,5 +1,5 @@
 import { createHash, createHmac } from "node:crypto";
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 
 /**
@@ -68,8 +68,4 @@ export function verifyHostKey(
   const needsNewline = text.length > 0 && !text.endsWith("\n");
   appendFileSync(file, `${needsNewline ? "\n" : ""}${name} ${type} ${encoded}\n`, { mode: 0o600 });
   return { ok: true, recorded: true };
-}
-
-export function knownHostsExists(file: string): boolean {
-  return existsSync(file);
 }

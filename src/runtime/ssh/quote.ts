@@ -1,3 +1,5 @@
+import { invalidArgument } from "../../errors.ts";
+
 /**
  * Quoting for the remote POSIX shell. Everything the caller gives (command, paths, env
  * values) reaches the remote shell inside single quotes, so quotes, `$`, backslashes and
@@ -15,7 +17,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function exportEnv(env: Record<string, string>): string {
   const parts: string[] = [];
   for (const [k, v] of Object.entries(env)) {
-    if (!ENV_NAME.test(k)) throw new Error(`env: '${k}' is not a valid environment variable name`);
+    if (!ENV_NAME.test(k)) throw invalidArgument("bash", "env", `'${k}' is not a valid environment variable name`);
     parts.push(`${k}=${shq(v)}`);
   }
   return parts.length ? `export ${parts.join(" ")}` : ":";

@@ -1,8 +1,7 @@
 import { hostname } from "node:os";
-import type { HostConfig } from "../../config/schema.ts";
 import type { ProcessHandle, Runtime, SpawnSpec } from "../types.ts";
 import { ChannelHandle } from "./channel-handle.ts";
-import { SshConnection } from "./connection.ts";
+import { SshConnection, type SshTarget } from "./connection.ts";
 import { DurableHandle } from "./durable-handle.ts";
 import { SshError } from "./errors.ts";
 import { shq } from "./quote.ts";
@@ -37,7 +36,7 @@ export class SshRuntime implements Runtime {
     if (spec.durable && !spec.tty && spec.stdin !== "pipe") {
       const name = `${OWNER_TAG}-${++remoteTaskCount}`;
       const stdin = spec.stdin === null ? null : spec.stdin.text;
-      const script = build(() => launchScript(name, spec.command, spec.cwd, spec.env, stdin), spec);
+      const script = launchScript(name, spec.command, spec.cwd, spec.env, stdin);
       const { code, out } = await conn.run(script, 30_000);
       const line = out.trim().split("\n").pop() ?? "";
       if (line === "C") throw notFound(conn, spec.cwd);
@@ -49,7 +48,7 @@ export class SshRuntime implements Runtime {
       }
       return new DurableHandle(conn, name, Number(m[1]));
     }
-    const script = build(() => directScript(spec.command, spec.cwd, spec.env, spec.tty !== undefined), spec);
+    const script = directScript(spec.command, spec.cwd, spec.env, spec.tty !== undefined);
     return ChannelHandle.open(conn, script, {
       tty: spec.tty ? { ...spec.tty, term: spec.env.TERM ?? "xterm-256color" } : undefined,
       stdin: spec.stdin,
@@ -68,23 +67,6 @@ export async function remotePortOpen(conn: SshConnection, port: number): Promise
   }
 }
 
-function build(make: () => string, spec: SpawnSpec): string {
-  // A NUL cannot travel in a shell word (the remote shell would cut the text there).
-  const nul = spec.command.includes("\0")
-    ? "command"
-    : spec.cwd.includes("\0")
-      ? "working_directory"
-      : Object.entries(spec.env).some(([k, v]) => k.includes("\0") || v.includes("\0"))
-        ? "env"
-        : null;
-  if (nul) throw new SshError("INVALID_ARGUMENT", `Invalid arguments for bash: ${nul}: contains a NUL byte, which a remote shell cannot receive`);
-  try {
-    return make();
-  } catch (e) {
-    throw new SshError("INVALID_ARGUMENT", `Invalid arguments for bash: ${(e as Error).message}`);
-  }
-}
-
 function notFound(conn: SshConnection, cwd: string): SshError {
   return new SshError("NOT_FOUND", `working_directory not found on host '${conn.name}': ${cwd}`, { host: conn.name, working_directory: cwd });
 }
@@ -93,13 +75,16 @@ function notFound(conn: SshConnection, cwd: string): SshError {
 export class SshHosts {
   private runtimes = new Map<string, SshRuntime>();
 
-  constructor(private readonly hosts: Record<string, HostConfig>) {}
+  constructor(
+    private readonly hosts: Record<string, SshTarget>,
+    private readonly killGraceSeconds: number,
+  ) {}
 
   get names(): string[] {
     return Object.keys(this.hosts).sort();
   }
 
-  config(name: string): HostConfig | undefined {
+  config(name: string): SshTarget | undefined {
     return Object.hasOwn(this.hosts, name) ? this.hosts[name] : undefined;
   }
 
@@ -109,7 +94,7 @@ export class SshHosts {
     if (!cfg) return undefined;
     let rt = this.runtimes.get(name);
     if (!rt) {
-      rt = new SshRuntime(new SshConnection(name, cfg));
+      rt = new SshRuntime(new SshConnection(name, cfg, this.killGraceSeconds));
       this.runtimes.set(name, rt);
     }
     return rt;

@@ -22,11 +22,7 @@ const KEYS: Record<string, string> = {
 
 const ARROWS = new Set(["up", "down", "right", "left"]);
 
-/** `ctrl-a` … `ctrl-z` plus the named keys above. */
-export function isKnownKey(name: string): boolean {
-  return keyBytes(name.toLowerCase(), { tty: true, applicationCursor: false }) !== null;
-}
-
+/** The named keys above plus `ctrl-a` … `ctrl-z`, for messages. */
 export const KNOWN_KEYS_HELP = `${Object.keys(KEYS).join(", ")}, ctrl-a … ctrl-z`;
 
 /**

@@ -1,0 +1,17 @@
+import { dlopen, FFIType } from "bun:ffi";
+
+/** The few libc calls Bun does not offer, opened once on first use. */
+interface Libc {
+  pipe2(fds: number, flags: number): number;
+  flock(fd: number, op: number): number;
+}
+
+let symbols: Libc | null = null;
+
+export function libc(): Libc {
+  symbols ??= dlopen(process.platform === "darwin" ? "libc.dylib" : "libc.so.6", {
+    pipe2: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
+    flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  }).symbols as unknown as Libc;
+  return symbols;
+}

@@ -1,0 +1,55 @@
+import { CodedError } from "../errors.ts";
+import { classifyCommand } from "./patterns.ts";
+import type { PendingConfirmations } from "./confirmations.ts";
+
+/** How a caution command gets approved: the MCP two-step flow, or a prompt/flag in the CLI. */
+export type ConfirmationPolicy = { kind: "pending" } | { kind: "ask"; ask: (command: string) => Promise<boolean> };
+
+export interface CommandRequest {
+  command: string;
+  description?: string;
+  confirmed?: boolean;
+}
+
+/**
+ * Blocked patterns, then confirmation of caution commands, in the original's order (the
+ * working directory is checked before). Throws BLOCKED; resolves with the
+ * `needs_confirmation` result to answer with, or null when the command may run.
+ */
+export async function confirmCommand(
+  request: CommandRequest,
+  policy: ConfirmationPolicy,
+  confirmations: PendingConfirmations,
+): Promise<Record<string, unknown> | null> {
+  const context = { command: request.command, description: request.description ?? null };
+  const verdict = classifyCommand(request.command);
+  if (verdict.kind === "blocked") {
+    throw new CodedError("BLOCKED", `Command blocked (${verdict.what}): matches pattern '${verdict.pattern}'`, context);
+  }
+  if (verdict.kind === "allowed") return null;
+  if (policy.kind === "ask") {
+    if (request.confirmed || (await policy.ask(request.command))) return null;
+    throw new CodedError(
+      "BLOCKED",
+      "Command cancelled: it needs confirmation (answer y at the prompt, or pass --yes when there is no terminal)",
+      context,
+    );
+  }
+  if (!request.confirmed) {
+    confirmations.request(request.command);
+    return {
+      needs_confirmation: true,
+      command: request.command,
+      message: `This command may be destructive (${verdict.what}): ${request.command}. Please confirm execution: ask the user, then call again with confirmed: true and the exact same command.`,
+      ...(request.description !== undefined ? { description: request.description } : {}),
+    };
+  }
+  if (!confirmations.consume(request.command)) {
+    throw new CodedError(
+      "BLOCKED",
+      "Cannot confirm command that was not previously flagged for confirmation. First call bash without confirmed=true, then retry with confirmed=true after user approval.",
+      context,
+    );
+  }
+  return null;
+}

@@ -1,0 +1,122 @@
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { SandboxPolicy } from "./policy.ts";
+
+/**
+ * The "namespaces" level: bubblewrap builds a mount namespace in which `/` is a read-only
+ * view of the host, the writable roots are bound back writable, secrets and agent-shell's
+ * state are covered by mode-000 mounts, and a PID namespace holds everything the command
+ * starts. Capabilities are dropped (root included: without CAP_DAC_OVERRIDE a mode-000
+ * mount really gives EACCES), so the command cannot undo any of it.
+ */
+
+/** What the start check prints when the working directory was swapped; the bash tool turns it into ACCESS_DENIED. */
+export const CWD_REPLACED_MESSAGE = "agent-shell: the working directory was replaced (e.g. by a symlink) while the command was starting; it did not run";
+
+export interface BwrapProbe {
+  path: string;
+  version: string;
+}
+
+/** bwrap on PATH and able to build the namespaces we use, or why not. */
+export function probeBwrap(): BwrapProbe | { error: string } {
+  // AGENT_SHELL_BWRAP: which bwrap to use (a testing/diagnostic knob, like AGENT_SHELL_SANDBOX_LEVEL).
+  const override = process.env.AGENT_SHELL_BWRAP;
+  const path = override ? (existsSync(override) ? override : null) : (Bun.which("bwrap") ?? (existsSync("/usr/bin/bwrap") ? "/usr/bin/bwrap" : null));
+  if (!path) return { error: `bubblewrap (bwrap) is not installed${override ? ` at ${override}` : ""} (apt-get install bubblewrap)` };
+  const version = Bun.spawnSync([path, "--version"], { stdout: "pipe", stderr: "pipe" }).stdout.toString().trim();
+  const trial = Bun.spawnSync([path, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"], { stdout: "pipe", stderr: "pipe" });
+  if (trial.exitCode !== 0) {
+    const why = trial.stderr.toString().trim() || `exit ${trial.exitCode}`;
+    return { error: `bwrap cannot create user/mount/pid namespaces here: ${why}` };
+  }
+  return { path, version };
+}
+
+/** root needs no user namespace to mount (and skipping it is cheaper); anyone else does. */
+function namespaceFlags(): string[] {
+  // No --die-with-parent: a background task must outlive a crashed server or daemon, to be
+  // recovered (SPEC §5); the watchdog and the group kill reach the namespace's init instead.
+  const flags = ["--unshare-pid", "--cap-drop", "ALL"];
+  if (process.getuid?.() !== 0) flags.unshift("--unshare-user");
+  return flags;
+}
+
+/**
+ * A mode-000 empty file to mount over secret files. It lives in agent-shell's state dir,
+ * which the sandbox hides, so no command can change its mode.
+ */
+function emptyFile(stateRoot: string): string {
+  const path = join(stateRoot, "sandbox-empty");
+  if (!existsSync(path)) {
+    mkdirSync(stateRoot, { recursive: true, mode: 0o700 });
+    closeSync(openSync(path, "a", 0o000));
+  }
+  chmodSync(path, 0o000);
+  return path;
+}
+
+/** Where the validated directory is mounted (read-only) inside, for the start check. */
+const PINNED_CWD = "/dev/.agent-shell-cwd";
+const CWD_CHECK = "/dev/.agent-shell-cwd-check";
+const CHECK_SCRIPT = [
+  "# agent-shell: bash reads this ($BASH_ENV) before the command. bwrap enters the working",
+  "# directory by name; a directory swapped for a symlink at that instant would start the",
+  "# command elsewhere, so compare with the very directory that was validated.",
+  `if ! [ . -ef ${PINNED_CWD} ]; then echo "${CWD_REPLACED_MESSAGE}" >&2; exit 126; fi`,
+  'if [ -n "${__AGENT_SHELL_BASH_ENV+x}" ]; then BASH_ENV=$__AGENT_SHELL_BASH_ENV; unset __AGENT_SHELL_BASH_ENV; . "$BASH_ENV"; else unset BASH_ENV; fi',
+  "",
+].join("\n");
+
+/** The check script, written once to the state dir (hidden from commands, so none can edit it). */
+function checkScript(stateRoot: string): string {
+  const path = join(stateRoot, "sandbox-cwd-check.sh");
+  try {
+    if (readFileSync(path, "utf8") === CHECK_SCRIPT) return path;
+  } catch {}
+  mkdirSync(stateRoot, { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${process.pid}`;
+  writeFileSync(tmp, CHECK_SCRIPT, { mode: 0o600 }); // private like every file of the state dir; bound read-only inside
+  renameSync(tmp, path);
+  return path;
+}
+
+/** argv (and env) that run `argv` under bwrap with `policy`, starting in `cwd` (already validated). */
+export function bwrapCommand(
+  bwrap: string,
+  policy: SandboxPolicy,
+  argv: string[],
+  opts: { cwd: string; stateRoot: string; env: Record<string, string>; pin?: { fd: number; shell: boolean }; infoFd?: number },
+): { argv: string[]; env: Record<string, string> } {
+  const args = [bwrap, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
+  if (!policy.network) args.push("--unshare-net"); // a fresh namespace whose only interface is its own loopback
+  for (const root of policy.writableRoots) args.push("--bind", root, root);
+  for (const p of policy.readOnlyUnderWritable) args.push("--ro-bind", p, p);
+  let empty: string | null = null;
+  for (const p of policy.denyRead) {
+    // Hiding the directory the command starts in would leave it nowhere (e.g. `run --cwd <state dir>`).
+    if (opts.cwd === p || opts.cwd.startsWith(p + "/")) continue;
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      continue; // nothing there to hide (and nothing can create it outside the writable roots)
+    }
+    if (st.isDirectory()) args.push("--perms", "0000", "--tmpfs", p);
+    else args.push("--ro-bind", (empty ??= emptyFile(opts.stateRoot)), p);
+  }
+  // bwrap enters the validated path by name; a bash command first checks (BASH_ENV) that
+  // it is the very directory that was validated and pinned, in case it was swapped meanwhile.
+  if (opts.infoFd !== undefined) args.push("--info-fd", String(opts.infoFd));
+  let env = opts.env;
+  if (opts.pin) {
+    args.push("--ro-bind-fd", String(opts.pin.fd), PINNED_CWD);
+    if (opts.pin.shell) {
+      args.push("--ro-bind", checkScript(opts.stateRoot), CWD_CHECK);
+      env = { ...env, BASH_ENV: CWD_CHECK };
+      if (opts.env.BASH_ENV !== undefined) env.__AGENT_SHELL_BASH_ENV = opts.env.BASH_ENV;
+    }
+  }
+  args.push("--chdir", opts.cwd, "--", ...argv);
+  return { argv: args, env };
+}

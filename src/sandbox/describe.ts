@@ -1,0 +1,20 @@
+import type { Sandbox } from "./setup.ts";
+
+/** One sentence for MCP `instructions`: the containment in force, said loudly when there is none. */
+export function sandboxInstructions(sandbox: Sandbox): string {
+  if (sandbox.unavailable) {
+    const missing = sandbox.choice.level === null ? sandbox.choice.missing : "";
+    return (
+      `WARNING: the default OS sandbox (workspace-write) is unavailable on this machine (${missing}); ` +
+      `local commands run WITHOUT containment and results say sandbox: "unavailable".`
+    );
+  }
+  if (sandbox.mode === "off") return "The OS sandbox is off: local commands run without containment.";
+  const level = sandbox.choice.level;
+  return (
+    `Local commands run in an OS sandbox (mode ${sandbox.mode}, level ${level}): ` +
+    (sandbox.mode === "read-only" ? "writes only to the temp dir; " : "writes only under the allowed paths, the temp dir and tool caches; ") +
+    `secrets (~/.ssh, ~/.aws, …) are unreadable. A failure it causes carries sandbox_denied with a hint; ` +
+    `a call may ask for sandbox: "off", which needs the user's confirmation.`
+  );
+}

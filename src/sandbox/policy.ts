@@ -1,0 +1,17 @@
+export type SandboxMode = "workspace-write" | "read-only" | "off";
+export type SandboxLevel = "namespaces" | "landlock";
+export interface SandboxPolicy {
+  mode: "workspace-write" | "read-only";
+  writableRoots: string[]; // absolute, symlinks resolved, existing
+  readOnlyUnderWritable: string[]; // .git/hooks, .git/config under writable roots (existing ones)
+  denyRead: string[]; // secrets + agent-shell's state dir; absolute; may not exist
+  network: boolean; // false → no network except loopback
+  loopback: boolean;
+}
+
+export const SANDBOX_MODES = ["workspace-write", "read-only", "off"] as const;
+
+/** How strict a mode is: a per-call mode looser than the server's needs confirmation. */
+export function strictness(mode: SandboxMode): number {
+  return mode === "read-only" ? 2 : mode === "workspace-write" ? 1 : 0;
+}

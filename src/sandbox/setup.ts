@@ -1,0 +1,118 @@
+import { bwrapCommand } from "./bwrap.ts";
+import { sandboxLevel, type LevelChoice } from "./index.ts";
+import { landlockCommand } from "./landlock/index.ts";
+import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
+import { buildPolicy, gitControlFiles, type PolicyInputs } from "./roots.ts";
+
+/** What a result says about containment: the mode applied, or why there was none. */
+export type SandboxLabel = SandboxMode | "remote" | "unavailable";
+
+/** A sandbox to apply to one spawn: the runtime wraps the argv with it. */
+export interface SandboxRun {
+  policy: SandboxPolicy;
+  level: SandboxLevel;
+  /**
+   * Wraps the command's argv; `cwd` is the validated working directory, `pin` the child's
+   * fd number of that directory held open (the sandbox re-checks the command starts there),
+   * `infoFd` where bwrap writes its pid-namespace init's host pid.
+   */
+  wrap(
+    argv: string[],
+    cwd: string,
+    env: Record<string, string>,
+    fds?: { pin?: { fd: number; shell: boolean }; infoFd?: number },
+  ): { argv: string[]; env: Record<string, string> };
+}
+
+/** Thrown when a mode set explicitly cannot be provided here (faces exit 2). */
+export class SandboxUnavailableError extends Error {
+  override name = "ConfigError";
+}
+
+export interface SandboxSettings {
+  /** Mode from config/flag/env, or undefined for the default. */
+  mode?: SandboxMode;
+  writable: string[];
+  denyRead: string[];
+  network: boolean;
+  loopback: boolean;
+  allowedRoots: string[];
+  stateDirs: string[];
+  /** The state dir root, where the mode-000 placeholder file lives. */
+  stateRoot: string;
+}
+
+/**
+ * The server's containment: the mode it applies by default and the level that enforces
+ * it. A mode set explicitly that the kernel cannot provide is an error; the default
+ * falls back to `off`, and says so (`unavailable`) everywhere.
+ */
+export class Sandbox {
+  readonly mode: SandboxMode;
+  readonly choice: LevelChoice;
+  readonly explicit: boolean;
+  private cache = new Map<string, SandboxRun>();
+
+  constructor(private settings: SandboxSettings) {
+    this.explicit = settings.mode !== undefined;
+    this.mode = settings.mode ?? "workspace-write";
+    this.choice = this.mode === "off" && this.explicit ? { level: null, missing: "not needed" } : sandboxLevel();
+    if (this.explicit && this.mode !== "off" && this.choice.level === null) {
+      throw new SandboxUnavailableError(
+        `sandbox mode '${this.mode}' was requested but this machine cannot provide it: ${(this.choice as { missing: string }).missing}. ` +
+          `Install bubblewrap (or enable Landlock), or set sandbox = "off" to run commands without containment.`,
+      );
+    }
+  }
+
+  /** True when the default mode could not be applied (commands run uncontained). */
+  get unavailable(): boolean {
+    return this.choice.level === null && this.mode !== "off";
+  }
+
+  /** The label and the wrapper for a call asking for `mode` (`task` subagents also write their state dirs). */
+  forCall(mode: SandboxMode, opts: { agent?: boolean; cwd?: string } = {}): { label: SandboxLabel; level?: SandboxLevel; run?: SandboxRun } {
+    if (mode === "off") return { label: "off" };
+    if (this.choice.level === null) return { label: "unavailable" };
+    const key = `${mode}:${opts.agent === true}`;
+    let run = this.cache.get(key);
+    if (!run) {
+      run = this.makeRun(this.policy(mode, opts.agent === true));
+      this.cache.set(key, run);
+    }
+    // The daemon's allowed root is `/` (each CLI request names its directory): the validated
+    // working directory of the call is then its workspace.
+    const cwd = opts.cwd;
+    if (mode === "workspace-write" && cwd && cwd !== "/" && !run.policy.writableRoots.some((r) => cwd === r || cwd.startsWith(r + "/"))) {
+      const p = run.policy;
+      run = this.makeRun({ ...p, writableRoots: [...p.writableRoots, cwd], readOnlyUnderWritable: [...p.readOnlyUnderWritable, ...gitControlFiles(cwd)] });
+    }
+    return { label: mode, level: run.level, run };
+  }
+
+  /** The policy a mode means here (for `sandbox check` and `config show`). */
+  policy(mode: "workspace-write" | "read-only", agent = false): SandboxPolicy {
+    const s = this.settings;
+    const inputs: PolicyInputs = {
+      mode,
+      allowedRoots: s.allowedRoots,
+      extraWritable: s.writable,
+      extraDenyRead: s.denyRead,
+      stateDirs: s.stateDirs,
+      network: s.network,
+      loopback: s.loopback,
+      agent,
+    };
+    return buildPolicy(inputs);
+  }
+
+  private makeRun(policy: SandboxPolicy): SandboxRun {
+    const choice = this.choice;
+    if (choice.level === "namespaces") {
+      const bwrap = choice.bwrap.path;
+      const stateRoot = this.settings.stateRoot;
+      return { policy, level: "namespaces", wrap: (argv, cwd, env, fds) => bwrapCommand(bwrap, policy, argv, { cwd, stateRoot, env, ...fds }) };
+    }
+    return { policy, level: "landlock", wrap: (argv, _cwd, env) => ({ argv: landlockCommand(policy, argv, { selfExe: process.execPath }), env }) };
+  }
+}

@@ -1,0 +1,10 @@
+import type { Task } from "../background/tasks/index.ts";
+import { CodedError } from "../errors.ts";
+import type { ToolContext } from "./types.ts";
+
+/** The task with this id; NOT_FOUND (saying how to find the known ones) otherwise. */
+export function findTask(ctx: ToolContext, id: string): Task {
+  const task = ctx.registry.resolve(id); // an id, or a name: its newest task
+  if (task) return task;
+  throw new CodedError("NOT_FOUND", `Task ${id} not found (it may have expired; task_list shows the known tasks)`, { task_id: id });
+}

@@ -1,0 +1,34 @@
+import { renderRange } from "../background/output/index.ts";
+import type { Task } from "../background/tasks/index.ts";
+import { detectSandboxDenied } from "../sandbox/denied.ts";
+
+/** How much of the end of each stream is searched for permission errors. */
+const SCAN_BYTES = 64 * 1024;
+
+function tailText(stream: Parameters<typeof renderRange>[0] & { total: number }): string {
+  return renderRange(stream, Math.max(0, stream.total - SCAN_BYTES), stream.total, SCAN_BYTES).text;
+}
+
+/**
+ * `sandbox` (the mode applied, `remote`, or `unavailable`) and `sandbox_level` for every
+ * result about a task; `sandbox_denied` when a finished sandboxed command failed on a
+ * path outside its writable roots (or on the network while it is off).
+ */
+export function sandboxFields(task: Task): Record<string, unknown> {
+  const sb = task.sandbox;
+  if (!sb) return {};
+  const fields: Record<string, unknown> = { sandbox: sb.mode };
+  if (sb.level) fields.sandbox_level = sb.level;
+  const failed = task.exit !== null && (task.exit.code !== 0 || task.exit.signal !== null);
+  if (failed && sb.writableRoots) {
+    const denied = detectSandboxDenied({
+      // A tty task's stdout is its rendered text.
+      output: `${tailText(task.terminal?.text ?? task.stdout)}\n${tailText(task.stderr)}`,
+      cwd: task.info.cwd,
+      writableRoots: sb.writableRoots,
+      network: sb.network !== false,
+    });
+    if (denied) fields.sandbox_denied = denied;
+  }
+  return fields;
+}

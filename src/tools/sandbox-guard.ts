@@ -1,0 +1,72 @@
+import { z } from "zod";
+import type { TaskSandbox } from "../background/tasks/task.ts";
+import { needsCaution } from "../safety/patterns.ts";
+import { SANDBOX_MODES, strictness, type SandboxMode } from "../sandbox/policy.ts";
+import type { SandboxRun } from "../sandbox/setup.ts";
+import { CodedError, type ToolResult } from "../errors.ts";
+import type { ToolContext } from "./types.ts";
+
+export const sandboxParameter = z
+  .enum(SANDBOX_MODES)
+  .optional()
+  .describe(
+    "OS sandbox for this call: 'workspace-write' (writes only under the allowed paths, temp and caches), 'read-only' (writes only to temp), " +
+      "or 'off'. Stricter than the server's runs at once; looser first returns needs_confirmation. (default: the server's sandbox mode)",
+  );
+
+/** The containment of a call whose mode was settled by guardSandbox, in its validated `cwd`. */
+export function callSandbox(ctx: ToolContext, mode: SandboxMode, cwd: string, opts: { agent?: boolean } = {}): CallSandbox {
+  const call = ctx.sandbox.forCall(mode, { ...opts, cwd });
+  const report: TaskSandbox = { mode: call.label, ...(call.level ? { level: call.level } : {}) };
+  if (call.run) Object.assign(report, { writableRoots: call.run.policy.writableRoots, network: call.run.policy.network });
+  return { run: call.run, report };
+}
+
+export interface CallSandbox {
+  /** For the spawn (undefined: not contained). */
+  run?: SandboxRun;
+  /** For the task and its results. */
+  report: TaskSandbox;
+}
+
+/**
+ * The containment of one local call. A mode looser than the server's asks first, like a
+ * caution command (SPEC §6): the first call records it and returns needs_confirmation, the
+ * same call with `confirmed: true` runs it once. A caution command asking to run outside
+ * the sandbox is confirmed by the same single confirmation.
+ */
+export async function guardSandbox(
+  ctx: ToolContext,
+  args: { key: string; field: "command" | "prompt"; sandbox?: SandboxMode; confirmed?: boolean; description?: string },
+): Promise<{ mode: SandboxMode } | { result: ToolResult }> {
+  const server = ctx.sandbox.mode;
+  const mode = args.sandbox ?? server;
+  if (args.sandbox !== undefined && strictness(mode) < strictness(server)) {
+    const record = `\0sandbox:${mode}\0${args.key}`;
+    const policy = ctx.confirmationPolicy;
+    const what = `This call asks to run outside the server's sandbox ('${server}' → '${mode}')`;
+    if (policy.kind === "ask") {
+      if (!args.confirmed && !(await policy.ask(`${args.key}   [${what}]`))) {
+        throw new CodedError("BLOCKED", `Cancelled: ${what.toLowerCase()} and was not confirmed (answer y, or pass --yes)`, { [args.field]: args.key });
+      }
+    } else if (!args.confirmed) {
+      ctx.confirmations.request(record);
+      if (args.field === "command" && needsCaution(args.key)) ctx.confirmations.request(args.key);
+      return {
+        result: {
+          needs_confirmation: true,
+          [args.field]: args.key,
+          message: `${what}: ${args.key}. Please confirm: ask the user, then call again with confirmed: true, the same ${args.field} and the same sandbox.`,
+          ...(args.description !== undefined ? { description: args.description } : {}),
+        },
+      };
+    } else if (!ctx.confirmations.consume(record)) {
+      throw new CodedError(
+        "BLOCKED",
+        `Cannot confirm running outside the sandbox: this ${args.field} was not previously flagged with sandbox '${mode}'. First call without confirmed=true, then retry with confirmed=true after user approval.`,
+        { [args.field]: args.key, sandbox: mode },
+      );
+    }
+  }
+  return { mode };
+}
