@@ -1,11 +1,17 @@
 import { loadConfig } from "../config/load.ts";
 import { configFlags, parseHostFlags } from "./host-options.ts";
 import { UsageError } from "./usage.ts";
+import { CONFIG_HELP } from "./host-help.ts";
+import { defaultStateDir } from "../background/state/state-dir.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
 
 /** `agent-shell config show [--config FILE] [--json]`: every key, its value and its source. */
 export async function configCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseHostFlags("config", argv);
+  if (values.help) {
+    process.stdout.write(CONFIG_HELP);
+    return 0;
+  }
   if (positionals[0] !== "show" || positionals.length > 1) {
     throw new UsageError("usage: agent-shell config show [--config FILE] [--json] [same flags as mcp]");
   }
@@ -14,6 +20,8 @@ export async function configCommand(argv: string[]): Promise<number> {
   // The mode actually in force: the default falls back to off, loudly, where it cannot be enforced.
   const level = sandboxLevel();
   const shown: Record<string, unknown> = { ...config };
+  // The state dir in use even when nothing sets it: the default.
+  if (config.state_dir === undefined) shown.state_dir = defaultStateDir();
   if (config.sandbox === undefined) shown.sandbox = level.level ? "workspace-write" : `unavailable (running unsandboxed: ${level.missing})`;
   const extraRows: Array<[string, unknown, string]> = [["sandbox_level", level.level ?? "none", "detected"]];
   if (values.json) {

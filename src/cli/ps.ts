@@ -1,25 +1,29 @@
 import { withDaemon } from "./daemon-client.ts";
+import { usageBySession } from "./proc-usage.ts";
 import { printJson, reportError, writeAll } from "./report.ts";
-
-const encode = (s: string) => new TextEncoder().encode(s);
 import { type Cell, colourEnabled, shortDuration, table } from "./terminal.ts";
 import { COMMON_OPTIONS, maybeHelp, parseVerbArgs } from "./verb-args.ts";
 
 export const PS_HELP = `Usage: agent-shell ps [--all] [--json]
 
-List the daemon's background tasks: id, name, status, pid, time (age while running,
-duration once finished), exit (code or signal) and command. Running tasks only,
-unless --all.
+List the daemon's background tasks: running ones, plus those that failed or were killed
+in the last 10 minutes (--all: every task still kept). Columns: id, name, status
+('failed' for a non-zero exit), pid, CPU % (average since start, whole group), memory
+(RSS of the whole group), uptime (or duration once ended), restarts, exit, command.
 
 Options:
-  --all              include finished tasks (completed, killed, lost)
-  --json             print {"tasks": [...]} as task_list returns it
+  --all              every task, also those that completed or ended long ago
+  --json             print {"tasks": [...]}: task_list's fields plus cpu_percent,
+                     memory_bytes and uptime_ms
   --state-dir DIR    the daemon's state dir
 
 Examples:
   agent-shell ps
   agent-shell ps --all --json | jq -r '.tasks[] | select(.status == "running") | .task_id'
 `;
+
+/** Failed and killed tasks stay in the default listing this long after they ended. */
+const RECENT_MS = 10 * 60_000;
 
 interface Entry {
   task_id: string;
@@ -33,48 +37,81 @@ interface Entry {
   command?: string;
   prompt?: string;
   host?: string;
+  restarts?: number;
+  restart_pending?: boolean;
+  cpu_percent?: number;
+  memory_bytes?: number;
+  uptime_ms?: number;
 }
 
-/** `agent-shell ps`: the daemon's tasks as a table (or JSON). */
+/** Whether an ended task did not end well: a non-zero exit, a signal, a kill or a loss. */
+function failed(t: Entry): boolean {
+  return t.status === "lost" || t.status === "killed" || (t.exit_code !== undefined && t.exit_code !== 0);
+}
+
+/** `agent-shell ps`: the daemon's tasks as a table (or JSON), with CPU and memory of each group. */
 export async function psCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseVerbArgs("ps", argv, { ...COMMON_OPTIONS, all: { type: "boolean", short: "a" }, json: { type: "boolean" } });
   if (maybeHelp(values, PS_HELP)) return 0;
   if (positionals.length) return reportError(`ps takes no arguments, got: ${positionals.join(" ")}`, 2);
   return withDaemon(values["state-dir"], async (client) => {
-    const result = await client.call("task_list", { status: values.all ? "all" : "running" });
+    const result = await client.call("task_list", { status: "all" });
     if (result.error) return reportError(result);
+    const now = Date.now();
+    const tasks = (result.tasks as Entry[]).filter(
+      (t) => values.all || t.status === "running" || t.restart_pending || (failed(t) && now - Date.parse(t.ended_at ?? t.started_at) < RECENT_MS),
+    );
+    const local = tasks.filter((t) => t.status === "running" && t.pid !== null && !t.host);
+    const usage = usageBySession(new Set(local.map((t) => t.pid!)));
+    for (const t of tasks) {
+      const started = Date.parse(t.started_at);
+      t.uptime_ms = (t.ended_at ? Date.parse(t.ended_at) : now) - started;
+      const u = t.status === "running" && t.pid !== null ? usage.get(t.pid) : undefined;
+      if (u) {
+        t.cpu_percent = Math.round(u.cpuPercent * 10) / 10;
+        t.memory_bytes = u.rssBytes;
+      }
+    }
     if (values.json) {
-      printJson(result);
+      printJson({ tasks });
       return 0;
     }
-    const tasks = result.tasks as Entry[];
     const colour = colourEnabled(process.stdout);
-    const now = Date.now();
     const rows = tasks.map((t): Cell[] => {
-      const started = Date.parse(t.started_at);
-      const time = t.ended_at ? shortDuration(Date.parse(t.ended_at) - started) : shortDuration(now - started);
       const exit = t.signal ?? (t.exit_code !== undefined ? String(t.exit_code) : "-");
-      const failed = t.status === "lost" || t.status === "killed" || (t.exit_code !== undefined && t.exit_code !== 0);
+      const bad = failed(t);
+      const status = t.restart_pending ? "restarting" : t.status === "completed" && bad ? "failed" : t.status;
       return [
         { text: t.task_id },
         { text: t.name ?? "-" },
-        { text: t.status, colour: t.status === "running" ? "green" : failed ? "red" : "dim" },
+        { text: status, colour: t.status === "running" ? "green" : bad ? "red" : "dim" },
         { text: t.pid === null ? "-" : String(t.pid) },
-        { text: time },
-        { text: exit, colour: failed ? "red" : undefined },
+        { text: t.cpu_percent !== undefined ? `${t.cpu_percent.toFixed(1)}%` : "-" },
+        { text: t.memory_bytes !== undefined ? bytes(t.memory_bytes) : "-" },
+        { text: shortDuration(t.uptime_ms ?? 0) },
+        { text: String(t.restarts ?? 0) },
+        { text: exit, colour: bad ? "red" : undefined },
         { text: (t.host ? `[${t.host}] ` : "") + (t.command ?? t.prompt ?? "").replaceAll("\n", " ") },
       ];
     });
     writeAll(
       1,
-      encode(table(["ID", "NAME", "STATUS", "PID", "TIME", "EXIT", "COMMAND"], rows, {
-        colour,
-        width: process.stdout.isTTY ? process.stdout.columns : undefined,
-      })),
+      new TextEncoder().encode(
+        table(["ID", "NAME", "STATUS", "PID", "CPU", "MEM", "UPTIME", "RESTARTS", "EXIT", "COMMAND"], rows, {
+          colour,
+          width: process.stdout.isTTY ? process.stdout.columns : undefined,
+        }),
+      ),
     );
     if (tasks.length === 0 && process.stderr.isTTY) {
-      process.stderr.write(values.all ? "(no tasks)\n" : "(no running tasks; --all shows finished ones)\n");
+      process.stderr.write(values.all ? "(no tasks)\n" : "(no running or recently failed tasks; --all shows every one)\n");
     }
     return 0;
   });
+}
+
+function bytes(n: number): string {
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(0)}K`;
+  if (n < 1024 ** 3) return `${(n / 1024 / 1024).toFixed(1)}M`;
+  return `${(n / 1024 ** 3).toFixed(2)}G`;
 }

@@ -4,23 +4,31 @@ export class UsageError extends Error {}
 export const HELP = `agent-shell — a safe, fast shell for coding agents
 
 Usage:
-  agent-shell mcp [--cwd DIR] [--allow DIR]... [--timeout S] [--config FILE] [--agent-command CMD] [--state-dir DIR] [--persist] [--sandbox MODE]
+  agent-shell mcp [--cwd DIR] [--allow DIR]... [--timeout S] [--config FILE]
+                  [--agent-command CMD] [--state-dir DIR] [--persist] [--sandbox MODE]
         Serve the tools over MCP on stdio (--persist: a registry that survives restarts).
   agent-shell call TOOL [JSON|-] [--yes] [same flags as mcp]
-        One tool call; prints the result JSON. Exit 0, 1 if the result is an error, 2 on usage errors.
+        One tool call; prints the result JSON. Exit 0, 1 if the result is an error,
+        2 on usage errors.
   agent-shell run [--timeout S] [--cwd DIR] [--env K=V]... [--tty] [--sandbox MODE] -- CMD...
         Run in the foreground with output streamed live; exit with the command's code
         (124 on timeout, 128+N on signal N, 130 after Ctrl-C).
-  agent-shell start [--name N [--restart]] [--ready-port P] [--ready-pattern RE] [--ready-timeout S] [--tty] -- CMD...
+  agent-shell start [--name N [--restart]] [--ready-port P|--ready-pattern RE|--ready-url URL]
+                    [--restart-on failure|always] [--tty] -- CMD...
         Start a background task in the per-user daemon; print its id.
   agent-shell ps [--all] [--json]            list background tasks
-  agent-shell logs ID [--follow] [--tail N] [--stderr]
-  agent-shell wait ID... [--timeout S]       exit with the tasks' exit code (124 on timeout)
-  agent-shell kill ID... | --all
+  agent-shell logs NAME|ID [--follow] [--tail N] [--stderr]
+  agent-shell wait NAME|ID... [--timeout S]       exit with the tasks' exit code (124 on timeout)
+  agent-shell kill NAME|ID... | --all
+  agent-shell restart NAME|ID...            restart in place (same id, command, env, readiness)
+  agent-shell up [NAME...] [-f FILE]        start agent-shell.toml's services in dependency order
+  agent-shell down [NAME...] [-f FILE]      stop them, dependants first
   agent-shell daemon start|stop|status
   agent-shell config show [--config FILE] [--json]   every setting, its value and its source
-  agent-shell sandbox check [--json]         what this kernel can contain, and what each sandbox mode enforces here
-        Sandbox modes (--sandbox, AGENT_SHELL_SANDBOX, config sandbox): workspace-write (default), read-only, off.
+  agent-shell sandbox check [--json]
+        What this kernel can contain, and what each sandbox mode enforces here.
+        Sandbox modes (--sandbox, AGENT_SHELL_SANDBOX, config sandbox):
+        workspace-write (default), read-only, off.
   agent-shell VERB --help                    options and examples of each command
   agent-shell --version | --help
 
@@ -30,5 +38,5 @@ Examples:
   agent-shell call bash '{"command": "echo hello"}'
   echo '{"command": "ls -la"}' | agent-shell call bash -
   agent-shell run --timeout 600 -- npm test
-  agent-shell start --name web --ready-port 8000 -- python3 -m http.server 8000 && curl -s localhost:8000 >/dev/null; agent-shell kill --all
+  agent-shell up && npm test; agent-shell down       # services from ./agent-shell.toml
 `;

@@ -1,4 +1,5 @@
 import { withDaemon } from "./daemon-client.ts";
+import { printOutputTail } from "./output-tail.ts";
 import { exitStatus, printJson, reportError } from "./report.ts";
 import { shortDuration, Spinner } from "./terminal.ts";
 import { COMMON_OPTIONS, maybeHelp, parseVerbArgs, secondsOption } from "./verb-args.ts";
@@ -80,6 +81,22 @@ export async function waitCommand(argv: string[]): Promise<number> {
         }
       }
       const failed = results.find((t) => t.status === "lost" || t.exit_code !== 0);
+      // A failure says why on stderr, TTY or not: its exit status and the end of its output.
+      for (const t of results.filter((r) => r.status === "lost" || r.exit_code !== 0)) {
+        if (values.json) break;
+        const how = t.signal ? `killed by ${t.signal}` : t.status === "lost" ? "lost" : `exit code ${t.exit_code}`;
+        if (!process.stderr.isTTY) process.stderr.write(`agent-shell: ${t.task_id} failed (${how})\n`);
+        const tail = await client.call("task_output", { task_id: t.task_id, offset: 0, length: 0 }).then(async (info) => {
+          const last = (stream: "stdout" | "stderr") => {
+            const total = Number(info[`${stream}_total_bytes`] ?? 0);
+            const offset = Math.max(0, total - 64 * 1024); // 20 lines live in the last 64 KiB, or are cut short anyway
+            return client.call("task_output", { task_id: t.task_id, stream, offset, length: total - offset, tail_lines: 20, max_bytes: 1_000_000 });
+          };
+          const [out, err] = await Promise.all([last("stdout"), last("stderr")]);
+          return { stdout: out.stdout, stderr: err.stderr };
+        });
+        printOutputTail(tail);
+      }
       return failed ? exitStatus(failed) : 0;
     } finally {
       spinner.stop();
