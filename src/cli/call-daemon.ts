@@ -17,7 +17,7 @@ export function routesToDaemon(tool: string, args: unknown): args is Record<stri
   if (TASK_TOOLS.has(tool)) return true;
   if (typeof args !== "object" || args === null) return false;
   const a = args as Record<string, unknown>;
-  return (tool === "bash" && a.run_in_background === true) || (tool === "task" && a.background === true);
+  return (tool === "bash" && (a.run_in_background === true || a.service !== undefined)) || (tool === "task" && a.background === true);
 }
 
 /**

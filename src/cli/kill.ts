@@ -38,7 +38,7 @@ export async function killCommand(argv: string[]): Promise<number> {
         code = 1;
         if (!values.json) reportError(r);
       } else if (!values.json) {
-        printOut(`${ids[i]} ${r.status === "killed" ? "killed" : `already ended (exit ${r.exit_code ?? "?"})`}\n`);
+        printOut(`${String(r.task_id ?? ids[i])} ${r.status === "killed" ? "killed" : `already ended (exit ${r.exit_code ?? "?"})`}\n`);
       }
     });
     if (values.json) printJson({ results });

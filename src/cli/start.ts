@@ -17,8 +17,8 @@ export const START_HELP = `Usage: agent-shell start [options] -- CMD...
 Start a background task in the per-user daemon (started automatically) and print its id
 on stdout (everything else goes to stderr). The task keeps running after this command
 returns; see it with 'ps', read it with 'logs', wait for it with 'wait', stop it with 'kill'.
-With --ready-port, --ready-pattern or --ready-url, return only once it is ready; if it exits or times
-out first, exit non-zero with the end of its output, and nothing is left running.
+With --ready-port, --ready-pattern or --ready-url, return only once it is ready; if it exits
+or times out first, exit non-zero with the end of its output, and nothing is left running.
 
 Options:
   --name NAME            a service name; while a task of that name runs, its id is printed

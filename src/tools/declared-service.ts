@@ -13,7 +13,7 @@ export interface DeclaredServiceArgs {
 }
 
 /** Parameters that only make sense in the services file when `service` is given. */
-const NOT_WITH_SERVICE = ["command", "run_in_background", "timeout_seconds", "env", "stdin", "host", "name", "tty", "ready_port", "ready_pattern", "ready_url"];
+const NOT_WITH_SERVICE = ["command", "timeout_seconds", "stdin", "host", "name", "tty", "ready_port", "ready_pattern", "ready_url"];
 
 /**
  * `bash {service: NAME}`: starts a service declared in agent-shell.toml (in
@@ -42,7 +42,10 @@ export async function startDeclaredService(
     async (service) => {
       let r: ToolResult;
       try {
-        r = await runBash({ ...serviceBashArgs(service), ...(args.confirmed ? { confirmed: true } : {}) });
+        const bash = serviceBashArgs(service);
+        // `env` of the call is the base (the CLI sends its shell's); the file's env wins.
+        if (args.env !== undefined) bash.env = { ...(args.env as Record<string, string>), ...(service.env ?? {}) };
+        r = await runBash({ ...bash, ...(args.confirmed ? { confirmed: true } : {}) });
       } catch (e) {
         if (e instanceof CodedError) return { error: e.toResult() };
         throw e;

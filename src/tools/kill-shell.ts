@@ -18,6 +18,7 @@ export const killShellTool = defineTool({
   schema,
   async run(args, ctx) {
     const task = findTask(ctx, args.task_id);
+    if (!task.running) await task.kill(); // an ended task: cancels a scheduled or starting restart
     if (task.running) {
       await task.kill();
       await task.ended;

@@ -110,7 +110,14 @@ export class Launcher {
   /** Starts an ended background task again under its id (restart in place); false if it cannot be. */
   async relaunch(task: Task): Promise<boolean> {
     if (!task.relaunch || task.running || this.registry.shuttingDown || task.id === null) return false;
+    const epoch = task.killEpoch;
     const handle = await task.relaunch();
+    if (task.killEpoch !== epoch) {
+      // Killed while the new process was starting: a kill by the user never restarts.
+      handle.signal("SIGKILL");
+      handle.dispose();
+      return false;
+    }
     task.respawn(handle);
     this.registry.revive(task);
     return true;

@@ -64,6 +64,8 @@ export class Task {
   startedAt: Date;
   /** How many times this task was started again in place (restart verb or restart policy). */
   restarts = 0;
+  /** Counts kills by the user: a restart whose spawn a kill overtook does not go on. */
+  killEpoch = 0;
   /** Starts the same command again (background tasks); set by the launcher. */
   relaunch?: () => Promise<ProcessHandle>;
   /** Cancels a restart the restart policy has scheduled; a kill by the user calls it. */
@@ -256,6 +258,7 @@ export class Task {
   kill(): Promise<void> {
     // A kill by the user also cancels a restart the policy has scheduled.
     this.cancelPendingRestart?.();
+    this.killEpoch++;
     if (!this.running) return Promise.resolve();
     this.killRequested = true;
     return this.killGroup();
