@@ -78,7 +78,7 @@ describe("two shells share the daemon's tasks", () => {
     const ps = await sb.run(["ps"]);
     expect(ps.code).toBe(0);
     const row = ps.stdout.split("\n").find((l) => l.startsWith(`${id} `))!;
-    expect(row).toMatch(new RegExp(`^${id}\\s+-\\s+running\\s+\\d+\\s+\\S+\\s+-\\s+for i in`));
+    expect(row).toMatch(new RegExp(`^${id}\\s+-\\s+running\\s+\\d+\\s+\\S+\\s+\\S+\\s+\\S+\\s+0\\s+-\\s+for i in`)); // §13 columns
 
     const follow = sb.spawn(["logs", "--follow", id]);
     const lags: number[] = [];
@@ -99,8 +99,9 @@ describe("two shells share the daemon's tasks", () => {
   test("logs --tail N and --stderr; logs do not move the agent's read cursor", async () => {
     const id = await start("--", "seq 1 10; echo oops >&2");
     await sb.run(["wait", id]);
-    expect((await sb.run(["logs", "--tail", "3", id])).stdout).toBe("8\n9\n10\n");
-    expect((await sb.run(["logs", id])).stdout).toBe(Array.from({ length: 10 }, (_, i) => `${i + 1}\n`).join(""));
+    // §13: logs merge both streams by default; --stdout is the stream alone.
+    expect((await sb.run(["logs", "--stdout", "--tail", "3", id])).stdout).toBe("8\n9\n10\n");
+    expect((await sb.run(["logs", "--stdout", id])).stdout).toBe(Array.from({ length: 10 }, (_, i) => `${i + 1}\n`).join(""));
     expect((await sb.run(["logs", "--stderr", id])).stdout).toBe("oops\n");
     const fresh = JSON.parse((await sb.run(["call", "task_output", JSON.stringify({ task_id: id, only_new: true })])).stdout);
     expect(fresh.stdout).toBe(Array.from({ length: 10 }, (_, i) => `${i + 1}\n`).join(""));

@@ -261,3 +261,29 @@ describe("help", () => {
     expect(r.stdout).toMatch(/state_dir\s+"\/tmp\/xdg-state-probe\/agent-shell"/);
   });
 });
+
+describe("logs", () => {
+  test("merges stdout and stderr in write order; --stdout/--stderr one stream; --timestamps; --tail", async () => {
+    const id = (await sb.run(["start", "--", "echo out1; sleep 0.05; echo err1 >&2; sleep 0.05; echo out2; sleep 0.05; echo err2 >&2"])).stdout.trim();
+    await sb.run(["wait", id]);
+    expect((await sb.run(["logs", id])).stdout).toBe("out1\nerr1\nout2\nerr2\n");
+    expect((await sb.run(["logs", "--stdout", id])).stdout).toBe("out1\nout2\n");
+    expect((await sb.run(["logs", "--stderr", id])).stdout).toBe("err1\nerr2\n");
+    expect((await sb.run(["logs", "--tail", "2", id])).stdout).toBe("out2\nerr2\n");
+    const stamped = (await sb.run(["logs", "--timestamps", id])).stdout.trim().split("\n");
+    expect(stamped).toHaveLength(4);
+    for (const line of stamped) expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (out|err)\d$/);
+    expect(Date.parse(stamped[3]!.split(" ")[0]!)).toBeGreaterThan(Date.parse(stamped[0]!.split(" ")[0]!));
+  });
+
+  test("--follow starts from the last 10 lines and ends with the task", async () => {
+    const id = (await sb.run(["start", "--name", "follower", "--ready-pattern", "^line25$", "--", "seq -f line%g 1 25; read -t 1 x < /dev/zero; sleep 0.3; echo final >&2"])).stdout.trim();
+    const follow = sb.spawn(["logs", "--follow", "follower"]);
+    const text = await new Response(follow.stdout).text();
+    expect(await follow.exited).toBe(0);
+    const lines = text.trim().split("\n");
+    expect(lines.slice(0, 10)).toEqual(Array.from({ length: 10 }, (_, i) => `line${16 + i}`));
+    expect(lines.at(-1)).toBe("final");
+    await sb.run(["kill", id]);
+  });
+});

@@ -3,23 +3,31 @@ import type { ToolResult } from "../errors.ts";
 import type { DaemonClient } from "./daemon-client.ts";
 import { withDaemon } from "./daemon-client.ts";
 import { printJson, reportError, writeAll } from "./report.ts";
+import { MergedLog, type MergedLine } from "./merged-log.ts";
+import { colourEnabled, paint } from "./terminal.ts";
 import { COMMON_OPTIONS, intOption, maybeHelp, parseVerbArgs } from "./verb-args.ts";
 
-export const LOGS_HELP = `Usage: agent-shell logs ID [--follow] [--tail N] [--stderr]
+export const LOGS_HELP = `Usage: agent-shell logs NAME|ID [--follow] [--tail N] [--stdout|--stderr] [--timestamps]
 
-Print a background task's output, byte for byte, from its log file. Reading logs does
-not move the task's read cursor (an agent's task_output only_new still sees everything).
+Print a background task's output: stdout and stderr merged in the order the task wrote
+them (stderr lines in red on a terminal), from its log files. A name means its newest
+task. Reading logs does not move the task's read cursor (an agent's task_output only_new
+still sees everything).
 
 Options:
-  -f, --follow       keep printing new output as it arrives; ends when the task ends
+  -f, --follow       keep printing new lines as they are written; ends when the task ends.
+                     Starts from the last 10 lines (--tail N, or --all for the whole log)
   -n, --tail N       start with the last N lines only
-  --stderr           the task's stderr instead of its stdout
+  --all              with --follow: start from the beginning
+  --stdout           only stdout, byte for byte
+  --stderr           only stderr, byte for byte
+  -t, --timestamps   prefix each line with the time it was written (ISO 8601)
   --json             print {task_id, status, stdout|stderr, exit_code?} (not with --follow)
   --state-dir DIR    the daemon's state dir
 
 Examples:
-  agent-shell logs bg-2
-  agent-shell logs --follow --tail 20 bg-2
+  agent-shell logs web
+  agent-shell logs --follow --timestamps web
   agent-shell logs --stderr bg-2 | grep -i error
 `;
 
@@ -35,18 +43,25 @@ export async function logsCommand(argv: string[]): Promise<number> {
     follow: { type: "boolean", short: "f" },
     tail: { type: "string", short: "n" },
     stderr: { type: "boolean" },
+    stdout: { type: "boolean" },
+    timestamps: { type: "boolean", short: "t" },
+    all: { type: "boolean" },
     json: { type: "boolean" },
   });
   if (maybeHelp(values, LOGS_HELP)) return 0;
   if (positionals.length !== 1) return reportError("logs: give exactly one task id (see 'agent-shell logs --help')", 2);
   if (values.json && values.follow) return reportError("logs: --json and --follow cannot be combined", 2);
-  const tail = intOption("logs", "tail", values.tail, 0);
+  if (values.stdout && values.stderr) return reportError("logs: give --stdout or --stderr, not both (neither: both, merged)", 2);
+  // --follow starts from the last 10 lines unless told otherwise.
+  const tail = intOption("logs", "tail", values.tail, 0) ?? (values.follow && !values.all ? 10 : undefined);
   const taskId = positionals[0]!;
   const stream = values.stderr ? "stderr" : "stdout";
   return withDaemon(values["state-dir"], async (client) => {
     const reader = new LogReader(client, taskId, stream);
     const info = await reader.status();
     if (info.error) return reportError(info);
+    const merged = !values.stdout && !values.stderr && !values.json ? MergedLog.open(info.stdout_path as string | undefined) : null;
+    if (merged) return followMerged(client, taskId, merged, info.status === "running", { tail, follow: values.follow === true, timestamps: values.timestamps === true });
     let total = Number(info[`${stream}_total_bytes`] ?? 0);
     if (values.json) {
       const r = await client.call("task_output", { task_id: taskId, offset: 0, length: total, stream, max_bytes: RANGE, ...(tail !== undefined ? { tail_lines: tail } : {}) });
@@ -158,4 +173,38 @@ class LogReader {
       closeSync(fd);
     }
   }
+}
+
+/** Prints the merged log (tail first), then, with follow, each new line until the task ends. */
+async function followMerged(
+  client: DaemonClient,
+  taskId: string,
+  log: MergedLog,
+  running: boolean,
+  opts: { tail?: number; follow: boolean; timestamps: boolean },
+): Promise<number> {
+  const colour = colourEnabled(process.stdout);
+  const print = (lines: MergedLine[]) => {
+    let text = "";
+    for (const l of lines) {
+      const stamp = opts.timestamps ? `${new Date(l.at).toISOString()} ` : "";
+      // On a terminal stderr lines are marked (red); piped output stays byte for byte.
+      text += stamp + (l.stream === "stderr" && colour ? paint(l.text.replace(/\n$/, ""), "red", true) + (l.text.endsWith("\n") ? "\n" : "") : l.text);
+    }
+    if (text) writeAll(1, new TextEncoder().encode(text));
+  };
+  let first = log.read();
+  if (!running || !opts.follow) first = first.concat(log.flush());
+  print(opts.tail === undefined ? first : opts.tail === 0 ? [] : first.slice(-opts.tail));
+  if (!opts.follow) return 0;
+  let offsets = { stdout: 0, stderr: 0 };
+  while (running) {
+    const news = await client.awaitOutput({ task_id: taskId, stdout_offset: offsets.stdout, stderr_offset: offsets.stderr, timeout_ms: POLL_MS });
+    if (!news.found) return reportError(`Task ${taskId} is gone (it expired or the daemon restarted)`);
+    offsets = { stdout: news.stdout_total, stderr: news.stderr_total };
+    running = news.running;
+    print(log.read());
+  }
+  print(log.read().concat(log.flush()));
+  return 0;
 }

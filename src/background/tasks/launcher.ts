@@ -7,6 +7,7 @@ import { TerminalScreen } from "../terminal/screen.ts";
 import { existsSync, renameSync, symlinkSync } from "node:fs";
 import { makePrivateDir } from "../state/private-files.ts";
 import { dirname, join } from "node:path";
+import { recordWriteOrder, WRITE_ORDER_FILE } from "../output/write-order.ts";
 
 export interface LaunchRequest {
   kind: TaskKind;
@@ -79,6 +80,11 @@ export class Launcher {
       sandbox: req.sandbox,
     });
     if (req.background) for (const s of [task.stdout, task.stderr]) s.spool?.open();
+    // Merged `logs` need the order of stdout and stderr writes (not for a tty: one stream).
+    if (req.background && !req.spec.tty) {
+      const order = recordWriteOrder(join(logDir, WRITE_ORDER_FILE), task.stdout, task.stderr);
+      task.onEnd(() => order.close()); // reopened on the next write, after a restart in place
+    }
     let handle;
     try {
       handle = await req.runtime.spawn(req.spec);
