@@ -5,7 +5,8 @@ import { type CliSandbox, cliSandbox, runCli } from "./helpers/cli.ts";
 import { processes } from "./helpers/procs.ts";
 
 /** A port nobody else in this run uses (tests of other files pick from other ranges or 0). */
-let nextPort = 21000 + Math.floor(Math.random() * 20000);
+// Below Linux's ephemeral range (32768+), so no outgoing connection of another test holds it.
+let nextPort = 15000 + Math.floor(Math.random() * 15000);
 const port = () => nextPort++;
 
 /** A real HTTP server (node), answering `body`, tagged with `tag` so leftovers can be found. */
@@ -164,7 +165,7 @@ ready_port = ${db}
 `,
     );
     const up = await sb.run(["up"]);
-    expect(up.code).toBe(0);
+    expect({ code: up.code, stderr: up.stderr }).toMatchObject({ code: 0 }); // the stderr shows why, if not
     expect(up.stderr).toMatch(/db: ready[\s\S]*web: ready/); // dependency order
     expect(await (await fetch(`http://127.0.0.1:${web}/`)).text()).toBe("web+db"); // web reached db at its start
     const again = await sb.run(["up"]);
@@ -285,5 +286,56 @@ describe("logs", () => {
     expect(lines.slice(0, 10)).toEqual(Array.from({ length: 10 }, (_, i) => `line${16 + i}`));
     expect(lines.at(-1)).toBe("final");
     await sb.run(["kill", id]);
+  });
+});
+
+describe("run --tty streams", () => {
+  test("not on a terminal: each rendered line as soon as it is complete (escapes dropped, \\r redraws resolved)", async () => {
+    const gate = join(sb.cwd, `gate-${port()}`);
+    // The command waits for the test to see its first lines before it finishes.
+    const proc = sb.spawn(["run", "--tty", "--", `printf 'progress 10%%\\rprogress 100%%\\n'; printf '\\033[31mred\\033[0m\\n'; while [ ! -e ${gate} ]; do sleep 0.02; done; echo done`]);
+    const seen: string[] = [];
+    let opened = false;
+    const decoder = new TextDecoder();
+    let buf = "";
+    for await (const chunk of proc.stdout) {
+      buf += decoder.decode(chunk);
+      if (!opened && buf.includes("red\n")) {
+        seen.push(buf);
+        opened = true;
+        writeFileSync(gate, "");
+      }
+    }
+    expect(await proc.exited).toBe(0);
+    expect(seen[0]).toBe("progress 100%\nred\n"); // streamed while the command still ran
+    expect(buf).toBe("progress 100%\nred\ndone\n");
+  });
+
+  test("on a terminal: the child's bytes go straight through (colours) while it runs", async () => {
+    const dir = join(sb.cwd, `tmux-${port()}`);
+    await Bun.$`mkdir -p ${dir}`;
+    const tmux = (...args: string[]) => Bun.spawnSync(["tmux", "-S", join(dir, "s"), ...args], { stdout: "pipe", stderr: "pipe" });
+    const shell = `env -i PATH=${process.env.PATH} HOME=${process.env.HOME} TERM=xterm-256color AGENT_SHELL_STATE_DIR=${sb.stateDir} bash --norc --noprofile`;
+    expect(tmux("new-session", "-d", "-s", "t", "-x", "120", "-y", "20", shell).exitCode).toBe(0);
+    try {
+      const gate = join(dir, "gate");
+      tmux("send-keys", "-t", "t", `${process.cwd()}/dist/agent-shell run --tty -- 'printf "\\033[32mgreen-live\\033[0m\\n"; while [ ! -e ${gate} ]; do sleep 0.02; done'; echo exit=$?`, "Enter");
+      let text = "";
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !/\x1b\[32mgreen-live/.test(text)) {
+        text = tmux("capture-pane", "-p", "-e", "-t", "t").stdout.toString();
+        await Bun.sleep(25);
+      }
+      expect(text).toMatch(/\x1b\[32mgreen-live/); // the colour arrived, while the command still runs
+      expect(text).not.toMatch(/^exit=/m);
+      writeFileSync(gate, "");
+      while (Date.now() < deadline && !/^exit=0/m.test(text)) {
+        text = tmux("capture-pane", "-p", "-t", "t").stdout.toString();
+        await Bun.sleep(25);
+      }
+      expect(text).toMatch(/^exit=0/m);
+    } finally {
+      tmux("kill-server");
+    }
   });
 });

@@ -1,4 +1,6 @@
 import type { Task } from "../background/tasks/task.ts";
+import { PlainLines } from "./plain-lines.ts";
+import type { OutputStream } from "../background/output/stream.ts";
 import { ToolHost } from "../host/tool-host.ts";
 import { hostOptions } from "./host-options.ts";
 import { confirmOnTerminal } from "./prompt.ts";
@@ -115,6 +117,7 @@ export async function runCommand(argv: string[]): Promise<number> {
 
 /** Copies a task's output to our stdout/stderr as it arrives (what it already has first). */
 function streamLive(task: Task, spinner: Spinner): void {
+  if (task.rawOutput) return streamTerminal(task.rawOutput, task, spinner);
   for (const [stream, fd] of [
     [task.stdout, 1],
     [task.stderr, 2],
@@ -126,4 +129,22 @@ function streamLive(task: Task, spinner: Spinner): void {
       writeAll(fd, chunk);
     });
   }
+}
+
+/**
+ * A tty task streams its terminal bytes: straight through when our stdout is a terminal
+ * (colours, progress bars, redraws), else as plain lines the moment each is complete.
+ */
+function streamTerminal(raw: OutputStream, task: Task, spinner: Spinner): void {
+  const lines = process.stdout.isTTY ? null : new PlainLines();
+  const write = (chunk: Uint8Array) => {
+    spinner.stop();
+    if (!lines) return writeAll(1, chunk);
+    const text = lines.push(chunk);
+    if (text) writeAll(1, new TextEncoder().encode(text));
+  };
+  const before = raw.total;
+  if (before > 0) write(raw.read(0, before) ?? new Uint8Array(0));
+  raw.onData(write);
+  if (lines) void task.ended.then(() => writeAll(1, new TextEncoder().encode(lines.flush())));
 }
