@@ -163,7 +163,9 @@ describe("tools/list", () => {
   test("bash's input schema: command required string; the SPEC's parameters with their types and bounds", () => {
     const schema = tools.get("bash").inputSchema;
     expect(schema.type).toBe("object");
-    expect(schema.required).toEqual(["command"]);
+    // §13: `bash {service: NAME}` starts a declared service, so `command` is required only without `service` (checked at call time).
+    expect(schema.required ?? []).toEqual([]);
+    expect(schema.properties.command.description).toContain("Required unless `service` is given");
     const p = schema.properties;
     expect(p.command.type).toBe("string");
     expect(p.command.minLength).toBe(1);

@@ -1,4 +1,6 @@
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { makePrivateDir, openPrivateAppend } from "../state/private-files.ts";
 import type { OutputStream } from "./stream.ts";
 
 /**
@@ -19,7 +21,11 @@ export function recordWriteOrder(path: string, stdout: OutputStream, stderr: Out
   const append = (which: number, total: number) => {
     if (failed) return;
     try {
-      fd ??= openSync(path, "a", 0o600);
+      if (fd === null) {
+        // Like the spools: a private file, never through a link planted in the state dir.
+        makePrivateDir(dirname(path));
+        fd = openPrivateAppend(path);
+      }
       record[0] = which;
       view.setFloat64(8, total, true);
       view.setFloat64(16, Date.now(), true);
