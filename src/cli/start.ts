@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { callConfirmed } from "./confirm.ts";
 import { withDaemon } from "./daemon-client.ts";
+import { forwardedEnv } from "./forwarded-env.ts";
 import { printJson, printOut, reportError } from "./report.ts";
 import { commandLine, envOption, intOption, maybeHelp, parseVerbArgs, secondsOption } from "./verb-args.ts";
 import { SANDBOX_MODES, type SandboxMode } from "../sandbox/policy.ts";
@@ -51,8 +52,6 @@ Examples:
   agent-shell start --name worker --restart-on failure --max-restarts 5 -- ./worker.sh
 `;
 
-/** Variables that keep background children from waiting on a pager or a prompt; not forwarded. */
-const NOT_FORWARDED = new Set(["PAGER", "GIT_PAGER", "GIT_TERMINAL_PROMPT"]);
 
 /** `agent-shell start -- CMD...`: a background task in the daemon; prints its id. */
 export async function startCommand(argv: string[]): Promise<number> {
@@ -95,7 +94,7 @@ export async function startCommand(argv: string[]): Promise<number> {
     return reportError("start: --max-restarts and --restart-delay need --restart-on failure|always", 2);
   }
   const name = values.name as string | undefined;
-  const forwarded = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !NOT_FORWARDED.has(k))) as Record<string, string>;
+  const forwarded = forwardedEnv();
   const args: Record<string, unknown> = {
     command: line,
     run_in_background: true,
