@@ -386,7 +386,7 @@ describe("command line", () => {
       const id = (await sb.run(["start", "--", `touch ${victim}/from-daemon; echo rc=$?`])).stdout.trim();
       expect(id).toMatch(/^bg-\d+$/);
       expect((await sb.run(["wait", id, "--timeout", "30"])).code).toBe(0);
-      expect((await sb.run(["logs", id])).stdout).toBe("rc=1\n");
+      expect((await sb.run(["logs", "--stdout", id])).stdout).toBe("rc=1\n"); // §13: plain `logs` merges stderr in
       const list = JSON.parse((await sb.run(["ps", "--all", "--json"])).stdout);
       expect(JSON.stringify(list)).toContain('"sandbox":"workspace-write"');
       expect(snapshot(victim)).toBe(before);
