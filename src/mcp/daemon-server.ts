@@ -3,6 +3,7 @@ import { createServer, type Socket } from "node:net";
 import type { ToolHost } from "../host/tool-host.ts";
 import { AwaitOutputRequestSchema } from "./await-output.ts";
 import { createMcpServer } from "./server.ts";
+import { issueDaemonToken } from "./daemon-token.ts";
 import { SocketTransport } from "./socket-transport.ts";
 
 export interface DaemonServerOptions {
@@ -23,6 +24,7 @@ export interface DaemonServerOptions {
  */
 export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Promise<never> {
   const connections = new Set<Socket>();
+  const token = issueDaemonToken(opts.socketPath);
   let idleTimer: ReturnType<typeof setTimeout> | null = null;
   let exiting = false;
 
@@ -48,7 +50,7 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
       void server.close().catch(() => {});
       armIdle();
     });
-    void server.connect(new SocketTransport(socket)).catch(() => socket.destroy());
+    void server.connect(new SocketTransport(socket, { expect: token })).catch(() => socket.destroy());
   });
   host.onTaskEnd(() => armIdle());
 
