@@ -6,6 +6,9 @@ import { VERSION } from "./version.ts";
 async function main(argv: string[]): Promise<number> {
   const [verb, ...rest] = argv;
   switch (verb) {
+    case "__sandbox-exec":
+      // The Landlock level's launcher (hidden): restricts itself, then becomes the command.
+      return (await import("./sandbox/landlock/exec.ts")).runSandboxExec(rest);
     case "--version":
     case "-V":
     case "version":

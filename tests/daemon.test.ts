@@ -7,6 +7,7 @@ import { cliSandbox, daemonPid, readLines } from "./helpers/cli.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connect } from "node:net";
+import { readDaemonToken } from "../src/mcp/daemon-token.ts";
 import { SocketTransport } from "../src/mcp/socket-transport.ts";
 import { BINARY, startServer } from "./helpers/mcp.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
@@ -210,7 +211,8 @@ describe("the daemon", () => {
         };
         onNotice();
       });
-    await client.connect(new SocketTransport(socket));
+    // The daemon asks every connection for its token first (what a sandboxed command cannot read).
+    await client.connect(new SocketTransport(socket, { send: readDaemonToken(join(sb.stateDir, "daemon.sock")) }));
     const stdio = await startServer();
     try {
       const viaSocket = (await client.listTools()).tools.map((t) => t.name).sort();
@@ -242,6 +244,7 @@ describe("the daemon", () => {
         waiting.push((l) => resolve(JSON.parse(l)));
         socket.write(line);
       });
+    socket.write(`${readDaemonToken(join(sb.stateDir, "daemon.sock"))}\n`); // the daemon's token comes first
     try {
       expect(await reply("{not json\n")).toMatchObject({ id: null, error: { code: -32700 } });
       expect(await reply("x".repeat(11 * 1024 * 1024) + "\n")).toMatchObject({ id: null, error: { code: -32600 } });

@@ -4,6 +4,7 @@ import { connect, type Socket } from "node:net";
 import { basename } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { AWAIT_OUTPUT_METHOD, type AwaitOutputParams, type AwaitOutputResult, AwaitOutputResultSchema } from "../mcp/await-output.ts";
+import { readDaemonToken } from "../mcp/daemon-token.ts";
 import { RESTART_METHOD, RestartResultSchema } from "../mcp/restart-request.ts";
 import { SocketTransport } from "../mcp/socket-transport.ts";
 import type { ToolResult } from "../errors.ts";
@@ -48,7 +49,7 @@ export class DaemonClient {
 export async function connectDaemon(paths: DaemonPaths): Promise<DaemonClient | null> {
   if (!checkOwnership(paths, { create: false })) return null;
   const socket = await tryConnect(paths.socket);
-  return socket ? session(socket) : null;
+  return socket ? session(socket, paths.socket) : null;
 }
 
 /**
@@ -64,7 +65,7 @@ export async function ensureDaemon(paths: DaemonPaths, serveArgs: string[] = [])
     const socket = await tryConnect(paths.socket);
     if (socket) {
       try {
-        return await session(socket);
+        return await session(socket, paths.socket);
       } catch (e) {
         // A daemon that was just going idle may close on us: start over (a new one if need be).
         socket.destroy();
@@ -87,9 +88,9 @@ export async function ensureDaemon(paths: DaemonPaths, serveArgs: string[] = [])
   }
 }
 
-async function session(socket: Socket): Promise<DaemonClient> {
+async function session(socket: Socket, socketPath: string): Promise<DaemonClient> {
   const client = new Client({ name: "agent-shell-cli", version: VERSION }, { capabilities: {} });
-  await client.connect(new SocketTransport(socket));
+  await client.connect(new SocketTransport(socket, { send: readDaemonToken(socketPath) }));
   return new DaemonClient(client);
 }
 

@@ -4,6 +4,7 @@ import type { ToolHost } from "../host/tool-host.ts";
 import { AwaitOutputRequestSchema } from "./await-output.ts";
 import { RestartRequestSchema } from "./restart-request.ts";
 import { createMcpServer } from "./server.ts";
+import { issueDaemonToken } from "./daemon-token.ts";
 import { SocketTransport } from "./socket-transport.ts";
 
 export interface DaemonServerOptions {
@@ -24,6 +25,7 @@ export interface DaemonServerOptions {
  */
 export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Promise<never> {
   const connections = new Set<Socket>();
+  const token = issueDaemonToken(opts.socketPath);
   let idleTimer: ReturnType<typeof setTimeout> | null = null;
   let exiting = false;
 
@@ -50,7 +52,7 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
       void server.close().catch(() => {});
       armIdle();
     });
-    void server.connect(new SocketTransport(socket)).catch(() => socket.destroy());
+    void server.connect(new SocketTransport(socket, { expect: token })).catch(() => socket.destroy());
   });
   host.onTaskEnd(() => armIdle());
 

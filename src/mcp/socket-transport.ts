@@ -17,11 +17,27 @@ export class SocketTransport implements Transport {
   private readonly framer = new LineFramer(MAX_MESSAGE_BYTES);
   private closed = false;
 
-  constructor(private readonly socket: Socket) {}
+  /** The daemon's end checks the first line against `token`; a client sends it as its first line. */
+  private awaitingToken: string | null;
+  private refused = false;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly token: { expect?: string; send?: string } = {},
+  ) {
+    this.awaitingToken = token.expect ?? null;
+  }
 
   async start(): Promise<void> {
+    if (this.token.send !== undefined) this.socket.write(`${this.token.send}\n`);
     this.socket.on("data", (chunk: Buffer) => {
+      if (this.refused) return; // whatever else a refused connection sends is ignored
       for (const frame of this.framer.push(chunk)) {
+        if (this.awaitingToken !== null) {
+          if (frame.kind !== "line" || frame.text !== this.awaitingToken) return void this.refuse();
+          this.awaitingToken = null;
+          continue;
+        }
         const decoded = decodeFrame(frame);
         if (!decoded) continue;
         if ("reply" in decoded) void this.send(decoded.reply).catch(() => {});
@@ -37,6 +53,17 @@ export class SocketTransport implements Transport {
       if (this.closed) return reject(new Error("the connection is closed"));
       this.socket.write(serializeMessage(message), (e) => (e ? reject(e) : resolve()));
     });
+  }
+
+  /** A connection without the daemon's token is told why, then closed. */
+  private refuse(): void {
+    this.refused = true;
+    const message = {
+      jsonrpc: "2.0" as const,
+      id: null,
+      error: { code: -32001, message: "This connection did not present the daemon's token (the daemon.sock.token file beside the socket); connect through the agent-shell CLI." },
+    };
+    this.socket.end(serializeMessage(message as unknown as JSONRPCMessage), () => this.finish());
   }
 
   async close(): Promise<void> {

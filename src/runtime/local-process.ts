@@ -64,6 +64,11 @@ function spawnSandboxed(spec: SpawnSpec, argv: string[], stdio: StdioOptions, cw
     closeSync(infoW);
     if (cwd.fd === null) closeSync(pinFd);
   }
+  // The Landlock launcher execs the command itself: its exit status and group are the usual ones.
+  if (spec.sandbox!.level === "landlock") {
+    closeSync(infoR);
+    return proc;
+  }
   const state = { init: null as number | null };
   sandboxed.set(proc, state);
   void Bun.file(infoR)

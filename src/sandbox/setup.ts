@@ -113,6 +113,6 @@ export class Sandbox {
       const stateRoot = this.settings.stateRoot;
       return { policy, level: "namespaces", wrap: (argv, cwd, env, fds) => bwrapCommand(bwrap, policy, argv, { cwd, stateRoot, env, ...fds }) };
     }
-    return { policy, level: "landlock", wrap: (argv, _cwd, env) => ({ argv: landlockCommand(policy, argv, { selfExe: process.execPath }), env }) };
+    return { policy, level: "landlock", wrap: (argv, _cwd, env) => ({ argv: landlockCommand(policy, argv), env }) };
   }
 }

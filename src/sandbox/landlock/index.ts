@@ -1,13 +1,29 @@
 /**
- * Placeholder for the Landlock level (built on the `landlock` branch, which replaces this
- * file). Until then the level reports itself as not built, so selection skips it.
+ * The Landlock level (SPEC §11): where user namespaces are refused, commands start through
+ * a launcher — this same executable in the hidden mode `__sandbox-exec` — that restricts
+ * itself with a Landlock ruleset and then execs the command. See exec.ts and rules.ts.
  */
+import { encodePolicy } from "./encode.ts";
+import { landlockAbi } from "./syscalls.ts";
 import type { SandboxPolicy } from "../policy.ts";
 
 export function probeLandlock(): { abi: number } | { error: string } {
-  return { error: "not built" };
+  if (process.platform !== "linux") return { error: "Landlock is a Linux feature" };
+  try {
+    const abi = landlockAbi();
+    if (typeof abi === "number") return { abi };
+    return { error: abi.errno === 38 ? "the kernel has no Landlock (ENOSYS)" : abi.errno === 95 ? "Landlock is disabled at boot (EOPNOTSUPP)" : abi.message };
+  } catch (e) {
+    return { error: `cannot query Landlock: ${(e as Error).message}` };
+  }
 }
 
-export function landlockCommand(_policy: SandboxPolicy, _argv: string[], _opts: { selfExe: string }): string[] {
-  throw new Error("the Landlock sandbox level is not built into this binary");
+/** This executable: the compiled binary itself, or bun plus the entry script when run from source. */
+function selfCommand(): string[] {
+  return Bun.main.startsWith("/$bunfs/") || Bun.main === process.execPath ? [process.execPath] : [process.execPath, Bun.main];
+}
+
+/** argv that runs `argv` restricted by `policy`. */
+export function landlockCommand(policy: SandboxPolicy, argv: string[]): string[] {
+  return [...selfCommand(), "__sandbox-exec", encodePolicy(policy), "--", ...argv];
 }

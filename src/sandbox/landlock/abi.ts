@@ -1,0 +1,58 @@
+/**
+ * Landlock's kernel interface (linux/landlock.h): syscall numbers, access-right bits and the
+ * rights each ABI version knows. The numbers are the generic ones, the same on x86-64 and
+ * arm64.
+ */
+export const SYS = { createRuleset: 444, addRule: 445, restrictSelf: 446 } as const;
+export const CREATE_RULESET_VERSION = 1;
+export const RULE_PATH_BENEATH = 1;
+export const PR_SET_NO_NEW_PRIVS = 38;
+
+export const FS = {
+  EXECUTE: 1n << 0n,
+  WRITE_FILE: 1n << 1n,
+  READ_FILE: 1n << 2n,
+  READ_DIR: 1n << 3n,
+  REMOVE_DIR: 1n << 4n,
+  REMOVE_FILE: 1n << 5n,
+  MAKE_CHAR: 1n << 6n,
+  MAKE_DIR: 1n << 7n,
+  MAKE_REG: 1n << 8n,
+  MAKE_SOCK: 1n << 9n,
+  MAKE_FIFO: 1n << 10n,
+  MAKE_BLOCK: 1n << 11n,
+  MAKE_SYM: 1n << 12n,
+  REFER: 1n << 13n, // ABI 2
+  TRUNCATE: 1n << 14n, // ABI 3
+  IOCTL_DEV: 1n << 15n, // ABI 5
+} as const;
+
+export const NET = { BIND_TCP: 1n << 0n, CONNECT_TCP: 1n << 1n } as const; // ABI 4
+export const SCOPE = { ABSTRACT_UNIX_SOCKET: 1n << 0n, SIGNAL: 1n << 1n } as const; // ABI 6
+
+/** Every filesystem right the kernel of `abi` can enforce (the ruleset handles all of them). */
+export function handledFs(abi: number): bigint {
+  let all = (1n << 13n) - 1n;
+  if (abi >= 2) all |= FS.REFER;
+  if (abi >= 3) all |= FS.TRUNCATE;
+  if (abi >= 5) all |= FS.IOCTL_DEV;
+  return all;
+}
+
+/** Rights that make sense on a file (a rule on a non-directory may hold only these). */
+export const FILE_RIGHTS = FS.EXECUTE | FS.WRITE_FILE | FS.READ_FILE | FS.TRUNCATE | FS.IOCTL_DEV;
+
+/** Reading and running: what every path outside the denied ones gets. */
+export const READ_RIGHTS = FS.EXECUTE | FS.READ_FILE | FS.READ_DIR;
+
+/**
+ * Changing a tree. Device nodes are never made (root could otherwise mknod a disk inside a
+ * writable root and write it raw).
+ */
+export const WRITE_RIGHTS =
+  FS.WRITE_FILE | FS.REMOVE_DIR | FS.REMOVE_FILE | FS.MAKE_DIR | FS.MAKE_REG | FS.MAKE_SOCK | FS.MAKE_FIFO | FS.MAKE_SYM | FS.REFER | FS.TRUNCATE;
+
+/** Size of struct landlock_ruleset_attr for an ABI: fs only (1–3), + net (4–5), + scoped (6+). */
+export function rulesetAttrSize(abi: number): number {
+  return abi >= 6 ? 24 : abi >= 4 ? 16 : 8;
+}
