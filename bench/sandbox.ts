@@ -8,6 +8,7 @@
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { encodePolicy } from "../src/sandbox/landlock/encode.ts";
 import { LineClient, machine, round, stats } from "./lib.ts";
 
 const BINARY = process.env.AGENT_SHELL_BINARY ?? resolve(import.meta.dir, "../dist/agent-shell");
@@ -69,6 +70,7 @@ function rawFloor(argv: string[], n = 200): number[] {
   }
   return out;
 }
+const landlockPolicy = { mode: "workspace-write" as const, writableRoots: [cwd, "/tmp"], readOnlyUnderWritable: [], denyRead: [join(process.env.HOME ?? "/root", ".ssh")], network: true, loopback: true };
 const base = ["bwrap", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/"];
 const raw = {
   "bash -c true": summary(rawFloor(["bash", "-c", "true"])),
@@ -78,6 +80,8 @@ const raw = {
   "bwrap + --dev /dev --proc /proc (chosen)": summary(rawFloor([...base, "--dev", "/dev", "--proc", "/proc", "bash", "-c", "true"])),
   "bwrap chosen + --unshare-user": summary(rawFloor([...base, "--unshare-user", "--dev", "/dev", "--proc", "/proc", "bash", "-c", "true"])),
   "bwrap chosen + --unshare-net": summary(rawFloor([...base, "--unshare-net", "--dev", "/dev", "--proc", "/proc", "bash", "-c", "true"])),
+  // The Landlock level's launcher: this binary restricting itself, then exec'ing bash.
+  "landlock launcher (__sandbox-exec)": summary(rawFloor([BINARY, "__sandbox-exec", encodePolicy(landlockPolicy), "--", "bash", "-c", "true"], 100)),
 };
 
 rmSync(cwd, { recursive: true, force: true });
