@@ -1,10 +1,10 @@
 import { OWNER_MARKER } from "../runtime/env.ts";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, statSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { basename } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { AWAIT_OUTPUT_METHOD, type AwaitOutputParams, type AwaitOutputResult, AwaitOutputResultSchema } from "../mcp/await-output.ts";
-import { readDaemonToken } from "../mcp/daemon-token.ts";
+import { readDaemonToken, tokenPath } from "../mcp/daemon-token.ts";
 import { RESTART_METHOD, RestartResultSchema } from "../mcp/restart-request.ts";
 import { SocketTransport } from "../mcp/socket-transport.ts";
 import type { ToolResult } from "../errors.ts";
@@ -69,7 +69,7 @@ export async function ensureDaemon(paths: DaemonPaths, serveArgs: string[] = [])
       } catch (e) {
         // A daemon that was just going idle may close on us: start over (a new one if need be).
         socket.destroy();
-        if (Date.now() > deadline) throw e;
+        if (Date.now() > deadline || (e as Error).message.startsWith("cannot read the daemon's token")) throw e;
         await Bun.sleep(20);
         continue;
       }
@@ -89,8 +89,14 @@ export async function ensureDaemon(paths: DaemonPaths, serveArgs: string[] = [])
 }
 
 async function session(socket: Socket, socketPath: string): Promise<DaemonClient> {
+  const token = readDaemonToken(socketPath);
+  // A daemon is listening but its token cannot be read: inside a sandbox, no retry helps.
+  if (token === "" && !tokenMayBeComing(socketPath)) {
+    socket.destroy();
+    throw new Error(`cannot read the daemon's token (${tokenPath(socketPath)}); from inside an agent-shell sandbox the daemon is out of reach by design`);
+  }
   const client = new Client({ name: "agent-shell-cli", version: VERSION }, { capabilities: {} });
-  await client.connect(new SocketTransport(socket, { send: readDaemonToken(socketPath) }));
+  await client.connect(new SocketTransport(socket, { send: token }));
   return new DaemonClient(client);
 }
 
@@ -185,5 +191,15 @@ export async function withDaemon(stateDirFlag: unknown, fn: (client: DaemonClien
     return 1;
   } finally {
     await client.close().catch(() => {});
+  }
+}
+
+/** The token file exists but is unreadable (a sandbox), or is not written yet (a daemon starting up). */
+function tokenMayBeComing(socketPath: string): boolean {
+  try {
+    statSync(tokenPath(socketPath));
+    return false; // there, yet unreadable
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT";
   }
 }

@@ -6,7 +6,7 @@ import { allowedRoots } from "../safety/paths.ts";
 import { probeBwrap } from "../sandbox/bwrap.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
 import { probeLandlock } from "../sandbox/landlock/index.ts";
-import { Sandbox } from "../sandbox/setup.ts";
+import { sandboxFromConfig } from "../sandbox/setup.ts";
 import { configFlags, parseHostFlags } from "./host-options.ts";
 import { UsageError } from "./usage.ts";
 
@@ -57,15 +57,8 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
   const cwd = realpathSync(resolve(values.cwd ?? process.cwd()));
   const roots = allowedRoots(cwd, config.allowed_paths);
   const stateRoot = resolve(config.state_dir ?? defaultStateDir());
-  const sandbox = new Sandbox({
-    writable: config.sandbox_writable,
-    denyRead: config.sandbox_deny_read,
-    network: config.sandbox_network,
-    loopback: config.sandbox_network_loopback,
-    allowedRoots: roots,
-    stateDirs: [stateRoot, defaultStateDir()],
-    stateRoot,
-  });
+  // No mode: `check` reports every mode, and must not fail where an explicit one would.
+  const sandbox = sandboxFromConfig(config, { allowedRoots: roots, stateRoot, defaultStateRoot: defaultStateDir() });
   const choice = sandboxLevel();
   const level = choice.level;
   const modes = Object.fromEntries(

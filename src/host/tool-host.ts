@@ -1,5 +1,5 @@
 import { realpathSync } from "node:fs";
-import { restartTask } from "../tools/restart-task.ts";
+import { restartTask } from "../tools/services/restart-task.ts";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { defaultStateDir, OwnerFolder, recoverTasks } from "../background/state/index.ts";
@@ -10,7 +10,7 @@ import { CodedError, type ErrorResult, invalidArgument, type ToolResult } from "
 import { within } from "../first-of.ts";
 import { LocalRuntime } from "../runtime/local.ts";
 import { SshHosts } from "../runtime/ssh/runtime.ts";
-import { Sandbox } from "../sandbox/setup.ts";
+import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { watchdog } from "../runtime/watchdog.ts";
 import type { ConfirmationPolicy } from "../safety/command-guard.ts";
@@ -83,16 +83,7 @@ export class ToolHost {
     const roots = allowedRoots(this.cwd, config.allowed_paths);
     const stateRoot = resolve(config.state_dir ?? defaultStateDir());
     // Before anything starts: an explicitly requested mode this machine cannot provide is fatal.
-    this.sandbox = new Sandbox({
-      mode: config.sandbox,
-      writable: config.sandbox_writable,
-      denyRead: config.sandbox_deny_read,
-      network: config.sandbox_network,
-      loopback: config.sandbox_network_loopback,
-      allowedRoots: roots,
-      stateDirs: [stateRoot, defaultStateDir()],
-      stateRoot,
-    });
+    this.sandbox = sandboxFromConfig(config, { mode: config.sandbox, allowedRoots: roots, stateRoot, defaultStateRoot: defaultStateDir() });
     watchdog(); // up before the first child, so no spawn is ever unwatched
     this.owner = OwnerFolder.open(stateRoot, options.persist === true);
     this.registry = new Registry({ taskTtlMs: config.task_ttl_seconds * 1000, maxFinishedTasks: config.max_finished_tasks, owner: this.owner });

@@ -42,6 +42,31 @@ export interface SandboxSettings {
   stateRoot: string;
 }
 
+/** The config keys a Sandbox is made from (narrow: the sandbox knows no config module). */
+export interface SandboxConfig {
+  sandbox_writable: string[];
+  sandbox_deny_read: string[];
+  sandbox_network: boolean;
+  sandbox_network_loopback: boolean;
+}
+
+/**
+ * The Sandbox for a server (or `sandbox check`): `mode` undefined means the default;
+ * agent-shell's state dirs (`stateRoot` and the default one) are hidden from commands.
+ */
+export function sandboxFromConfig(config: SandboxConfig, opts: { mode?: SandboxMode; allowedRoots: string[]; stateRoot: string; defaultStateRoot: string }): Sandbox {
+  return new Sandbox({
+    mode: opts.mode,
+    writable: config.sandbox_writable,
+    denyRead: config.sandbox_deny_read,
+    network: config.sandbox_network,
+    loopback: config.sandbox_network_loopback,
+    allowedRoots: opts.allowedRoots,
+    stateDirs: [opts.stateRoot, opts.defaultStateRoot],
+    stateRoot: opts.stateRoot,
+  });
+}
+
 /**
  * The server's containment: the mode it applies by default and the level that enforces
  * it. A mode set explicitly that the kernel cannot provide is an error; the default

@@ -9,14 +9,14 @@ import { commandLengthProblem } from "../safety/command-length.ts";
 import { checkInteractive, interactiveParameters } from "./interactive-params.ts";
 import { exitFields, interactiveFields, runOutput } from "./present.ts";
 import { remoteTarget } from "./remote.ts";
-import { armService, compileService, existingService, serviceParameters, startService } from "./service.ts";
-import { startDeclaredService } from "./declared-service.ts";
+import { armService, compileService, existingService, serviceParameters, startService } from "./services/service.ts";
+import { startDeclaredService } from "./services/declared-service.ts";
 import { envSchema, osString } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import type { ToolResult } from "../errors.ts";
-import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox-guard.ts";
-import { sandboxFields } from "./sandbox-fields.ts";
-import { sandboxStartFailure } from "./sandbox-start.ts";
+import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
+import { sandboxFields } from "./sandbox/fields.ts";
+import { sandboxStartFailure } from "./sandbox/start.ts";
 
 const schema = z
   .object({

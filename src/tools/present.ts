@@ -3,7 +3,7 @@ import type { Task } from "../background/tasks/index.ts";
 import type { TerminalText } from "../background/terminal/index.ts";
 import { waitingPrompt } from "../background/watch/index.ts";
 import type { ToolResult } from "../errors.ts";
-import { sandboxFields } from "./sandbox-fields.ts";
+import { sandboxFields } from "./sandbox/fields.ts";
 
 /**
  * The one result presenter: how a task, its streams and its exit appear in results.

@@ -6,8 +6,8 @@ import { childEnv } from "../runtime/env.ts";
 import { exitFields, runOutput } from "./present.ts";
 import { envSchema, osString } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
-import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox-guard.ts";
-import { sandboxFields } from "./sandbox-fields.ts";
+import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
+import { sandboxFields } from "./sandbox/fields.ts";
 
 const schema = z
   .object({

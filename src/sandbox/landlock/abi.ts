@@ -8,24 +8,12 @@ export const CREATE_RULESET_VERSION = 1;
 export const RULE_PATH_BENEATH = 1;
 export const PR_SET_NO_NEW_PRIVS = 38;
 
-export const FS = {
-  EXECUTE: 1n << 0n,
-  WRITE_FILE: 1n << 1n,
-  READ_FILE: 1n << 2n,
-  READ_DIR: 1n << 3n,
-  REMOVE_DIR: 1n << 4n,
-  REMOVE_FILE: 1n << 5n,
-  MAKE_CHAR: 1n << 6n,
-  MAKE_DIR: 1n << 7n,
-  MAKE_REG: 1n << 8n,
-  MAKE_SOCK: 1n << 9n,
-  MAKE_FIFO: 1n << 10n,
-  MAKE_BLOCK: 1n << 11n,
-  MAKE_SYM: 1n << 12n,
-  REFER: 1n << 13n, // ABI 2
-  TRUNCATE: 1n << 14n, // ABI 3
-  IOCTL_DEV: 1n << 15n, // ABI 5
-} as const;
+/** Filesystem access rights, bit N for the Nth name (REFER from ABI 2, TRUNCATE 3, IOCTL_DEV 5). */
+const FS_RIGHTS = [
+  "EXECUTE", "WRITE_FILE", "READ_FILE", "READ_DIR", "REMOVE_DIR", "REMOVE_FILE", "MAKE_CHAR", "MAKE_DIR",
+  "MAKE_REG", "MAKE_SOCK", "MAKE_FIFO", "MAKE_BLOCK", "MAKE_SYM", "REFER", "TRUNCATE", "IOCTL_DEV",
+] as const;
+export const FS = Object.fromEntries(FS_RIGHTS.map((name, bit) => [name, 1n << BigInt(bit)])) as Record<(typeof FS_RIGHTS)[number], bigint>;
 
 export const NET = { BIND_TCP: 1n << 0n, CONNECT_TCP: 1n << 1n } as const; // ABI 4
 export const SCOPE = { ABSTRACT_UNIX_SOCKET: 1n << 0n, SIGNAL: 1n << 1n } as const; // ABI 6

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import type { Task } from "../background/tasks/index.ts";
-import { awaitReadiness, watchOutput } from "../background/watch/index.ts";
-import { CodedError, invalidArgument, type ToolResult } from "../errors.ts";
-import { exitFields, runOutput } from "./present.ts";
-import { userRegex } from "./schema-helpers.ts";
-import type { ToolContext } from "./types.ts";
-import { applyRestartPolicy } from "../background/tasks/restart-policy.ts";
+import type { Task } from "../../background/tasks/index.ts";
+import { awaitReadiness, watchOutput } from "../../background/watch/index.ts";
+import { CodedError, invalidArgument, type ToolResult } from "../../errors.ts";
+import { exitFields, runOutput } from "../present.ts";
+import { userRegex } from "../schema-helpers.ts";
+import type { ToolContext } from "../types.ts";
+import { applyRestartPolicy } from "../../background/tasks/restart-policy.ts";
 
 /** bash parameters for long-running services (background only). */
 export const serviceParameters = {

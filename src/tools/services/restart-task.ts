@@ -1,7 +1,7 @@
-import { CodedError, type ToolResult } from "../errors.ts";
-import { findTask } from "./find-task.ts";
+import { CodedError, type ToolResult } from "../../errors.ts";
+import { findTask } from "../find-task.ts";
 import { compileService, startService, type ServiceArgs } from "./service.ts";
-import type { ToolContext } from "./types.ts";
+import type { ToolContext } from "../types.ts";
 
 /**
  * Restarts a background task in place: its process group is terminated, then the same

@@ -1,6 +1,6 @@
-import { renderRange } from "../background/output/index.ts";
-import type { Task } from "../background/tasks/index.ts";
-import { detectSandboxDenied } from "../sandbox/denied.ts";
+import { renderRange } from "../../background/output/index.ts";
+import type { Task } from "../../background/tasks/index.ts";
+import { detectSandboxDenied } from "../../sandbox/denied.ts";
 
 /** How much of the end of each stream is searched for permission errors. */
 const SCAN_BYTES = 64 * 1024;

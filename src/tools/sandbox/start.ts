@@ -1,5 +1,5 @@
-import { CWD_REPLACED_MESSAGE } from "../sandbox/bwrap.ts";
-import type { ErrorCode } from "../errors.ts";
+import { CWD_REPLACED_MESSAGE } from "../../sandbox/bwrap.ts";
+import type { ErrorCode } from "../../errors.ts";
 
 /**
  * A sandboxed command that never started: bwrap could not set the sandbox up (it prints

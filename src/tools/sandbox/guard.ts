@@ -1,10 +1,10 @@
 import { z } from "zod";
-import type { TaskSandbox } from "../background/tasks/task.ts";
-import { needsCaution } from "../safety/patterns.ts";
-import { SANDBOX_MODES, strictness, type SandboxMode } from "../sandbox/policy.ts";
-import type { SandboxRun } from "../sandbox/setup.ts";
-import { CodedError, type ToolResult } from "../errors.ts";
-import type { ToolContext } from "./types.ts";
+import type { TaskSandbox } from "../../background/tasks/task.ts";
+import { needsCaution } from "../../safety/patterns.ts";
+import { SANDBOX_MODES, strictness, type SandboxMode } from "../../sandbox/policy.ts";
+import type { SandboxRun } from "../../sandbox/setup.ts";
+import { CodedError, type ToolResult } from "../../errors.ts";
+import type { ToolContext } from "../types.ts";
 
 export const sandboxParameter = z
   .enum(SANDBOX_MODES)

@@ -1,9 +1,9 @@
-import { checkWorkingDirectory } from "../safety/paths.ts";
-import { bringUp, serviceBashArgs } from "../services/bring-up.ts";
-import { startOrder } from "../services/dependency-order.ts";
-import { loadServicesFile, servicesFilePath } from "../services/services-file.ts";
-import { CodedError, invalidArgument, type ErrorCode, type ToolResult } from "../errors.ts";
-import type { ToolContext } from "./types.ts";
+import { checkWorkingDirectory } from "../../safety/paths.ts";
+import { bringUp, serviceBashArgs } from "../../services/bring-up.ts";
+import { startOrder } from "../../services/dependency-order.ts";
+import { loadServicesFile, servicesFilePath } from "../../services/services-file.ts";
+import { CodedError, invalidArgument, type ErrorCode, type ToolResult } from "../../errors.ts";
+import type { ToolContext } from "../types.ts";
 
 export interface DeclaredServiceArgs {
   service: string;
