@@ -1,7 +1,6 @@
 import { realpathSync } from "node:fs";
 import { restartTask } from "../tools/services/restart-task.ts";
 import { resolve } from "node:path";
-import { z } from "zod";
 import { defaultStateDir, OwnerFolder, recoverTasks } from "../background/state/index.ts";
 import { Launcher, Registry, type Task } from "../background/tasks/index.ts";
 import { awaitOutputNews } from "../background/watch/index.ts";
@@ -18,14 +17,17 @@ import { PendingConfirmations } from "../safety/confirmations.ts";
 import { allowedRoots } from "../safety/paths.ts";
 import { TOOLS } from "../tools/index.ts";
 import { taskEndEvent } from "../tools/present.ts";
-import type { ToolContext, ToolDefinition } from "../tools/types.ts";
+import type { ToolAnnotations, ToolContext, ToolDefinition } from "../tools/types.ts";
+import { portableInputSchema } from "./portable-schema.ts";
 import { fromZodError } from "./invalid-arguments.ts";
 import { capResultSize } from "./result-size.ts";
 
 export interface ToolInfo {
   name: string;
+  title: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  annotations: ToolAnnotations & { title: string };
 }
 
 export interface HostOptions {
@@ -111,7 +113,13 @@ export class ToolHost {
 
   /** Names, descriptions and JSON Schemas (generated from the zod schemas). */
   get tools(): ToolInfo[] {
-    return TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: jsonSchema(t.schema) }));
+    return TOOLS.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: portableInputSchema(t.schema),
+      annotations: { title: t.title, ...t.annotations },
+    }));
   }
 
   /**
@@ -203,7 +211,3 @@ function errorShape(e: unknown, tool: string): ErrorResult {
   return { error: `${tool} failed: ${(e as Error)?.message ?? String(e)}`, error_code: "IO_ERROR", context: { tool } };
 }
 
-function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-  return rest;
-}

@@ -70,19 +70,17 @@ const schema = z
 
 export const bashTool = defineTool({
   name: "bash",
+  title: "Run a shell command",
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   description:
-    "Execute a bash command and return its output. Use for builds, tests, git and other shell commands. " +
-    "Each command runs in its own process group with stdin from /dev/null and no terminal (programs that would prompt fail at once); " +
-    "a foreground command is killed with everything it started when it times out. Long output keeps its head and tail around a " +
-    "'[... truncated, N bytes total ...]' line. Destructive commands (rm, mv, sudo, git push --force, …) first return " +
-    "needs_confirmation; a few (rm -rf /, mkfs, …) are always refused. " +
-    "tty: true runs it under a pseudo-terminal; write_stdin types into tty tasks and keep_stdin_open background tasks; background_after_seconds " +
-    "turns a long foreground command into a background task instead of waiting. " +
-    "Commands run in an OS sandbox (writes only under the allowed paths, temp and tool caches; secrets unreadable); sandbox_denied says what it refused. " +
-    "Returns: {command, exit_code, stdout, stderr, success, duration_ms, sandbox, sandbox_level?, sandbox_denied?, description?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?, screen?} " +
-    "in the foreground; {command, task_id, status, pid, description?, name?, ready?, ready_after_ms?, already_running?, screen?} with run_in_background; " +
-    "{command, task_id, status, backgrounded: true, stdout, stderr, pid, screen?, waiting_for_input?, prompt?} when a foreground command was backgrounded; " +
-    "{needs_confirmation, command, message, description?} for a command that needs approval.",
+    "Run a bash command (builds, tests, git…) and return its output. Each command gets its own process group, stdin /dev/null, no " +
+    "terminal, and an OS sandbox (writes only in the allowed paths, temp dirs and tool caches; secrets unreadable). A timeout kills " +
+    "everything it started. Long output keeps head and tail around a '[... truncated, N bytes total ...]' line. Destructive commands " +
+    "first return needs_confirmation (repeat with confirmed: true after the user agrees). run_in_background returns a task_id for " +
+    "task_output/kill_shell; tty runs it on a pseudo-terminal (type with write_stdin). " +
+    "Returns: {command, exit_code, stdout, stderr, success, duration_ms, description?, sandbox, sandbox_level?, sandbox_denied?, signal?, " +
+    "stdout_truncated?, stdout_path?, screen?} in the foreground; {command, task_id, status, pid, ready?, already_running?} in the " +
+    "background; {needs_confirmation, command, message} when approval is needed.",
   schema,
   async run(input, ctx): Promise<ToolResult> {
     if (input.service !== undefined) {

@@ -7,9 +7,9 @@ export const interactiveParameters = {
     .boolean()
     .optional()
     .describe(
-      "Run under a pseudo-terminal (for programs that need one: REPLs, prompts, curses UIs); stdout and stderr arrive merged in stdout as " +
-        "plain rendered text, and `screen` shows the visible screen. A foreground tty command that stops at a prompt becomes a background " +
-        "task (answer it with write_stdin). (default: false)",
+      "Run under a pseudo-terminal (REPLs, prompts, curses UIs); stdout and stderr arrive merged in stdout as plain rendered text, and " +
+        "`screen` shows the visible screen. A foreground tty command stopped at a prompt becomes a background task (answer it with " +
+        "write_stdin). (default: false)",
     ),
   cols: z.number().int().min(10).max(1000).optional().describe("Terminal width with tty. (default: 120)"),
   rows: z.number().int().min(2).max(1000).optional().describe("Terminal height with tty. (default: 30)"),

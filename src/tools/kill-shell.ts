@@ -11,6 +11,8 @@ const schema = z
 
 export const killShellTool = defineTool({
   name: "kill_shell",
+  title: "Stop a task",
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description:
     "Kill a background task (bash or subagent): its whole process group gets SIGTERM, then SIGKILL after a grace period; " +
     "the call returns once every process of the group is gone. The task stays readable with task_output (status 'killed'). " +

@@ -13,6 +13,8 @@ const schema = z
 
 export const taskListTool = defineTool({
   name: "task_list",
+  title: "List tasks",
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
     "List background tasks (bash commands and subagents), ordered by id, with their status. " +
     "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?, signal?, lost_reason?, restarts, restart_on?, restart_pending?, note?, spool_error?, sandbox?, sandbox_level?, sandbox_denied?}]}",

@@ -52,6 +52,8 @@ const schema = z
 
 export const taskOutputTool = defineTool({
   name: "task_output",
+  title: "Read a task's output",
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
     "Get the output and status of a background task, optionally waiting for it to end (the wait returns as soon as the task exits). " +
     "Status is 'running', 'completed' (ended on its own, whatever its exit code), 'killed' or 'lost'. Each call moves the task's read cursor " +

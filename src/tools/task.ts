@@ -28,6 +28,8 @@ const schema = z
 
 export const taskTool = defineTool({
   name: "task",
+  title: "Run a subagent",
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   description:
     "Run a subagent: another coding-agent CLI in non-interactive mode (configured with agent_command, else the first of claude, codex, gemini, " +
     "clemini found on PATH), given `prompt`, in the server's cwd with stdin closed. Use for delegated or parallel work. " +

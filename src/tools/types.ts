@@ -31,8 +31,18 @@ export interface ToolContext {
   onTask?: (task: Task) => void;
 }
 
+/** MCP tool hints, every one stated (MCP's defaults would call a tool destructive and open-world). */
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   name: string;
+  title: string;
+  annotations: ToolAnnotations;
   description: string;
   schema: S;
   /** Returns the result; a failure is thrown (a CodedError) and shaped by ToolHost.call. */

@@ -36,6 +36,8 @@ const schema = z
 
 export const writeStdinTool = defineTool({
   name: "write_stdin",
+  title: "Type into a task",
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
     "Type into a running interactive task (started with bash tty: true, or run_in_background with keep_stdin_open: true) and read what it " +
     "printed in response: writes chars, then the named keys, optionally closes stdin, then waits up to yield_ms for output or exit. " +

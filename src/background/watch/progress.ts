@@ -3,13 +3,21 @@ import type { Task } from "../tasks/task.ts";
 
 const TICK_MS = 1000;
 
-/** Reports a running foreground task about once a second: bytes of output so far and its last line. */
-export function startProgress(task: Task, report: (bytes: number, lastLine: string) => void): () => void {
+/**
+ * Reports a running foreground task about once a second: milliseconds since it started
+ * (MCP requires progress to increase with every notice; elapsed time always does, output
+ * bytes may not) and its last output line as the message.
+ */
+export function startProgress(task: Task, report: (elapsedMs: number, lastLine: string) => void): () => void {
+  const started = performance.now();
+  let last = 0;
   const timer = setInterval(() => {
+    const elapsed = Math.round(performance.now() - started);
+    if (elapsed <= last) return; // never the same value twice
+    last = elapsed;
     // A tty's stdout is its rendered text, whose last rows are still on screen.
     const stdout = task.terminal?.text ?? task.stdout;
-    const bytes = stdout.total + task.stderr.total;
-    report(bytes, lastLineOf(stdout.total > 0 ? stdout : task.stderr));
+    report(elapsed, lastLineOf(stdout.total > 0 ? stdout : task.stderr));
   }, TICK_MS);
   return () => clearInterval(timer);
 }
