@@ -48,6 +48,8 @@ export interface CallOptions {
   progress?: (progress: number, message: string) => void;
   /** Told about each task the call launches (see ToolContext.onTask). */
   onTask?: (task: Task) => void;
+  /** The caller's own pending confirmations (one per MCP connection); the host's when absent. */
+  confirmations?: PendingConfirmations;
 }
 
 /** Where a followed task's output stands (the daemon's `await_output`). */
@@ -143,7 +145,7 @@ export class ToolHost {
     const parsed = tool.schema.safeParse(args ?? {});
     if (!parsed.success) throw fromZodError(name, parsed.error, args);
     const signal = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
-    return tool.run(parsed.data, { ...this.base, signal, progress: options.progress, onTask: options.onTask });
+    return tool.run(parsed.data, { ...this.base, signal, progress: options.progress, onTask: options.onTask, confirmations: options.confirmations ?? this.base.confirmations });
   }
 
   /** Called with the `task_finished` notice of each background task when it ends. */

@@ -5,6 +5,7 @@ import type { ToolHost } from "../host/tool-host.ts";
 import { isErrorResult } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { sandboxInstructions } from "../sandbox/describe.ts";
+import { PendingConfirmations } from "../safety/confirmations.ts";
 import { StdioTransport } from "./stdio-transport.ts";
 
 /** An MCP server over a ToolHost: tools/list, tools/call, cancellation, progress and notices. */
@@ -14,6 +15,9 @@ export function createMcpServer(host: ToolHost): Server {
     { capabilities: { tools: {}, logging: {} }, instructions: sandboxInstructions(host.sandbox) },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: host.tools }));
+  // Confirmations belong to this connection: another daemon client cannot use them, and
+  // they are gone when it disconnects (a declined CLI prompt leaves nothing pending).
+  const confirmations = new PendingConfirmations();
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const token = request.params._meta?.progressToken;
     const progress =
@@ -23,7 +27,7 @@ export function createMcpServer(host: ToolHost): Server {
             void extra
               .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: value, message } })
               .catch(() => {});
-    const result = await host.call(request.params.name, request.params.arguments ?? {}, { signal: extra.signal, progress });
+    const result = await host.call(request.params.name, request.params.arguments ?? {}, { signal: extra.signal, progress, confirmations });
     return {
       content: [{ type: "text", text: JSON.stringify(result) }],
       structuredContent: result,

@@ -9,6 +9,8 @@ export interface CommandRequest {
   command: string;
   description?: string;
   confirmed?: boolean;
+  /** What a confirmation binds (requestBinding of the whole call); the command alone when absent. */
+  binding?: string;
 }
 
 /**
@@ -35,19 +37,20 @@ export async function confirmCommand(
       context,
     );
   }
+  const binding = request.binding ?? request.command;
   if (!request.confirmed) {
-    confirmations.request(request.command);
+    confirmations.request(binding);
     return {
       needs_confirmation: true,
       command: request.command,
-      message: `This command may be destructive (${verdict.what}): ${request.command}. Please confirm execution: ask the user, then call again with confirmed: true and the exact same command.`,
+      message: `This command may be destructive (${verdict.what}): ${request.command}. Please confirm execution: ask the user, then call again with confirmed: true and exactly the same arguments (command, working_directory, env, stdin, tty, host, sandbox).`,
       ...(request.description !== undefined ? { description: request.description } : {}),
     };
   }
-  if (!confirmations.consume(request.command)) {
+  if (!confirmations.consume(binding)) {
     throw new CodedError(
       "BLOCKED",
-      "Cannot confirm command that was not previously flagged for confirmation. First call bash without confirmed=true, then retry with confirmed=true after user approval.",
+      "Cannot confirm command that was not previously flagged for confirmation with these exact arguments (command, working_directory, env, stdin, tty, host and sandbox must all match; a confirmation also expires after 10 minutes and is used once). First call bash without confirmed=true, then retry with confirmed=true after user approval.",
       context,
     );
   }

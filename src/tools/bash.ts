@@ -4,6 +4,7 @@ import { onWaitingForInput, startProgress } from "../background/watch/index.ts";
 import { asCodedError, CodedError, invalidArgument } from "../errors.ts";
 import { childEnv, remoteEnv } from "../runtime/env.ts";
 import { confirmCommand } from "../safety/command-guard.ts";
+import { requestBinding } from "../safety/confirmations.ts";
 import { checkWorkingDirectory } from "../safety/paths.ts";
 import { commandLengthProblem } from "../safety/command-length.ts";
 import { checkInteractive, interactiveParameters } from "./interactive-params.ts";
@@ -87,6 +88,8 @@ export const bashTool = defineTool({
       return startDeclaredService({ ...input, service: input.service }, ctx, (a): Promise<ToolResult> => bashTool.run(a as typeof input, ctx));
     }
     const args = { ...input, command: input.command ?? "" };
+    // A confirmation is for this whole request: any other argument and it no longer applies.
+    const binding = requestBinding("bash", input);
     const remote = args.host !== undefined ? remoteTarget(ctx, args.host, args.working_directory, { command: args.command }) : null;
     // Bad parameters fail before the safety checks, so they never use up a confirmation.
     const service = compileService(args);
@@ -101,9 +104,9 @@ export const bashTool = defineTool({
     // Local commands run in the OS sandbox; asking for a looser one is confirmed first.
     const sandboxed = remote
       ? null
-      : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description });
+      : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding });
     if (sandboxed && "result" in sandboxed) return sandboxed.result;
-    const confirmation = await confirmCommand(args, ctx.confirmationPolicy, ctx.confirmations);
+    const confirmation = await confirmCommand({ ...args, binding }, ctx.confirmationPolicy, ctx.confirmations);
     if (confirmation) return confirmation;
     const contained = sandboxed ? callSandbox(ctx, sandboxed.mode, cwd) : { run: undefined, report: { mode: "remote" } };
     const background = args.run_in_background;

@@ -6,6 +6,7 @@ import { childEnv } from "../runtime/env.ts";
 import { exitFields, runOutput } from "./present.ts";
 import { envSchema, osString } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
+import { requestBinding } from "../safety/confirmations.ts";
 import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
 import { sandboxFields } from "./sandbox/fields.ts";
 
@@ -50,7 +51,7 @@ export const taskTool = defineTool({
       );
     }
     const argv = expandTemplate(template, { prompt: args.prompt, cwd: ctx.cwd });
-    const sandboxed = await guardSandbox(ctx, { key: args.prompt, field: "prompt", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description });
+    const sandboxed = await guardSandbox(ctx, { key: args.prompt, field: "prompt", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding: requestBinding("task", args) });
     if ("result" in sandboxed) return sandboxed.result;
     const contained = callSandbox(ctx, sandboxed.mode, ctx.cwd, { agent: true });
     const request = {

@@ -37,12 +37,12 @@ export interface CallSandbox {
  */
 export async function guardSandbox(
   ctx: ToolContext,
-  args: { key: string; field: "command" | "prompt"; sandbox?: SandboxMode; confirmed?: boolean; description?: string },
+  args: { key: string; field: "command" | "prompt"; sandbox?: SandboxMode; confirmed?: boolean; description?: string; binding: string },
 ): Promise<{ mode: SandboxMode } | { result: ToolResult }> {
   const server = ctx.sandbox.mode;
   const mode = args.sandbox ?? server;
   if (args.sandbox !== undefined && strictness(mode) < strictness(server)) {
-    const record = `\0sandbox:${mode}\0${args.key}`;
+    const record = `\0sandbox\0${args.binding}`;
     const policy = ctx.confirmationPolicy;
     const what = `This call asks to run outside the server's sandbox ('${server}' → '${mode}')`;
     if (policy.kind === "ask") {
@@ -51,7 +51,7 @@ export async function guardSandbox(
       }
     } else if (!args.confirmed) {
       ctx.confirmations.request(record);
-      if (args.field === "command" && needsCaution(args.key)) ctx.confirmations.request(args.key);
+      if (args.field === "command" && needsCaution(args.key)) ctx.confirmations.request(args.binding);
       return {
         result: {
           needs_confirmation: true,
