@@ -14,6 +14,8 @@ export class Spool {
   written = 0;
   error: string | null = null;
   private started = false;
+  /** The log file was created (it may still be empty). */
+  private created = false;
 
   constructor(
     readonly path: string,
@@ -25,6 +27,7 @@ export class Spool {
   static existing(path: string, size: number, maxBytes: number): Spool {
     const spool = new Spool(path, maxBytes, 0);
     spool.started = true;
+    spool.created = true;
     spool.written = size;
     return spool;
   }
@@ -32,6 +35,11 @@ export class Spool {
   /** Whether the file exists and holds output (possibly cut short by `error`). */
   get active(): boolean {
     return this.started && this.written > 0;
+  }
+
+  /** Whether the log file exists, empty or not (background tasks: from launch). */
+  get exists(): boolean {
+    return this.created;
   }
 
   /** Whether every byte of the stream so far is in the file. */
@@ -49,6 +57,7 @@ export class Spool {
     try {
       makePrivateDir(dirname(this.path));
       this.fd = openPrivateAppend(this.path);
+      this.created = true;
       return true;
     } catch (e) {
       this.fail(`cannot create spool file ${this.path}: ${(e as Error).message}`);

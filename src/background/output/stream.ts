@@ -70,8 +70,8 @@ export class OutputStream {
     return this.buffer.read(start, end) ?? this.spool?.read(start, end) ?? null;
   }
 
-  /** Path of the spool file when it holds output. */
+  /** Path of the spool file once it exists (a background task's from launch, empty or not). */
   get path(): string | undefined {
-    return this.spool?.active ? this.spool.path : undefined;
+    return this.spool?.exists ? this.spool.path : undefined;
   }
 }
