@@ -24,8 +24,13 @@ export const killShellTool = defineTool({
     if (task.running) {
       await task.kill();
       await task.ended;
-      if (task.status === "killed") return { task_id: task.id, task_type: "background", status: "killed", success: true };
+      if (task.status === "killed") {
+        ctx.registry.markFinalStatusRead([task]);
+        return { task_id: task.id, task_type: "background", status: "killed", success: true };
+      }
     }
-    return { task_id: task.id, task_type: "background", status: "already_completed", success: true, ...exitFields(task) };
+    const result = { task_id: task.id, task_type: "background", status: "already_completed", success: true, ...exitFields(task) };
+    ctx.registry.markFinalStatusRead([task]);
+    return result;
   },
 });

@@ -21,10 +21,9 @@ export const taskListTool = defineTool({
   schema,
   async run(args, ctx) {
     const which = args.status;
-    const tasks = ctx.registry
-      .list()
-      .filter((t) => which === "all" || (which === "running") === t.running)
-      .map(listEntry);
+    const shown = ctx.registry.list().filter((t) => which === "all" || (which === "running") === t.running);
+    const tasks = shown.map(listEntry);
+    ctx.registry.markFinalStatusRead(shown);
     return { tasks };
   },
 });

@@ -73,6 +73,7 @@ export const taskOutputTool = defineTool({
     }
     const range = args.offset !== undefined ? { stream: args.stream ?? "stdout", offset: args.offset, length: args.length } : undefined;
     const results = tasks.map((t) => taskOutput(t, { maxBytes: args.max_bytes, onlyNew: args.only_new, range, filter, tailLines: args.tail_lines }));
+    ctx.registry.markFinalStatusRead(tasks);
     if (!args.task_ids) return results[0]!;
     return { results, finished: tasks.filter((t) => !t.running).map((t) => t.id!) };
   },

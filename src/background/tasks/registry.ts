@@ -6,7 +6,7 @@ import { formatTaskId, taskIdNumber } from "./task-id.ts";
 export interface RegistryOptions {
   /** Finished tasks are forgotten (and their logs deleted) after this long. */
   taskTtlMs: number;
-  /** At most this many finished tasks are kept; the oldest go first. */
+  /** At most this many finished tasks are kept once read; the oldest read ones go first. */
   maxFinishedTasks: number;
   /** Where task metadata is recorded (meta.json per task, the id counter). */
   owner: OwnerFolder;
@@ -122,6 +122,7 @@ export class Registry {
 
   /** A task restarted in place runs again: it no longer expires, and meta.json says so. */
   revive(task: Task): void {
+    task.finalStatusRead = false; // its next ending is news again
     const timer = this.expiryTimers.get(task.id!);
     if (timer) clearTimeout(timer);
     this.expiryTimers.delete(task.id!);
@@ -145,12 +146,31 @@ export class Registry {
     this.expiryTimers.set(id, timer);
   }
 
+  /**
+   * Clients were shown these tasks' final status: note it, and let the cap take them now.
+   * Running tasks are ignored (their final status is still to come).
+   */
+  markFinalStatusRead(tasks: Task[]): void {
+    let any = false;
+    for (const t of tasks) {
+      if (t.running || t.finalStatusRead) continue;
+      t.finalStatusRead = true;
+      any = true;
+    }
+    if (any) this.enforceFinishedCap();
+  }
+
+  /**
+   * Beyond `maxFinishedTasks`, the oldest finished tasks whose final status a client has
+   * read go first. An unread result is never dropped for room: it stays until its TTL
+   * (SPEC §14), so the cap can be exceeded while results wait to be read.
+   */
   private enforceFinishedCap(): void {
     const finished = this.list().filter((t) => !t.running);
     const excess = finished.length - this.options.maxFinishedTasks;
     if (excess <= 0) return;
-    finished.sort((a, b) => a.endedAt!.getTime() - b.endedAt!.getTime());
-    for (const t of finished.slice(0, excess)) this.forget(t.id!);
+    const read = finished.filter((t) => t.finalStatusRead).sort((a, b) => a.endedAt!.getTime() - b.endedAt!.getTime());
+    for (const t of read.slice(0, excess)) this.forget(t.id!);
   }
 
   /** Drop a finished task and its log files. */

@@ -169,6 +169,9 @@ export class Task {
     return this.state === "running";
   }
 
+  /** Some client has been shown this task's final status (eviction takes such tasks first). */
+  finalStatusRead = false;
+
   get durationMs(): number {
     return (this.endTime ?? new Date()).getTime() - this.startedAt.getTime();
   }
