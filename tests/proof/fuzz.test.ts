@@ -59,7 +59,8 @@ function wrongValue(schema: Schema): unknown {
   if (t !== "string") candidates.push("not-a-" + t, "", unicodeText(10));
   if (t !== "integer" && t !== "number") candidates.push(7, -1, 0.5, 1e308, -0);
   if (t === "integer") candidates.push(1.5, -5, 2 ** 60, Number.MAX_SAFE_INTEGER + 2);
-  if (t === "number") candidates.push(-1, 0);
+  // Below the schema's minimum (a number that may be 0, e.g. a delay, takes 0 rightly).
+  if (t === "number") candidates.push(...[-1, 0].filter((v) => schema.minimum === undefined || v < schema.minimum));
   if (t !== "boolean") candidates.push(true, false);
   if (t !== "object") candidates.push({ nested: { deep: [1, 2] } }, {});
   if (t !== "array") candidates.push([], ["a", 1, null]);
