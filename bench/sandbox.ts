@@ -15,6 +15,11 @@ const BINARY = process.env.AGENT_SHELL_BINARY ?? resolve(import.meta.dir, "../di
 const CALLS = Number(process.argv[2] ?? 300);
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), "as-bench-sbx-")));
 const state = realpathSync(mkdtempSync(join(tmpdir(), "as-bench-sbx-state-")));
+// Removed however the run ends (a server that dies mid-run throws out of the middle).
+process.on("exit", () => {
+  rmSync(cwd, { recursive: true, force: true });
+  rmSync(state, { recursive: true, force: true });
+});
 
 const summary = (xs: number[]) => {
   const s = stats(xs);
@@ -84,8 +89,6 @@ const raw = {
   "landlock launcher (__sandbox-exec)": summary(rawFloor([BINARY, "__sandbox-exec", encodePolicy(landlockPolicy), "--", "bash", "-c", "true"], 100)),
 };
 
-rmSync(cwd, { recursive: true, force: true });
-rmSync(state, { recursive: true, force: true });
 const fgOff = summary(fg.off!);
 const fgOn = summary(fg.on!);
 const report = {
