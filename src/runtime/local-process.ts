@@ -4,6 +4,7 @@ import { closeSync, openSync } from "node:fs";
 import { createPipe } from "./pipes.ts";
 import { groupAlive, memberAlive, signalGroup } from "./process-group.ts";
 import type { ExitStatus, SpawnSpec } from "./types.ts";
+import { TaskCgroup } from "./task-cgroup.ts";
 import { watchdog } from "./watchdog.ts";
 import { sandboxedExit } from "../sandbox/exit-status.ts";
 
@@ -31,10 +32,15 @@ export function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess
   let proc: Bun.Subprocess;
   try {
     const argv = spec.argv ?? ["bash", "-c", spec.command];
-    if (spec.sandbox) {
-      proc = spawnSandboxed(spec, argv, stdio, cwd);
+    if (spec.sandbox?.level === "namespaces") {
+      proc = spawnSandboxed(spec, argv, stdio, cwd); // its PID namespace holds everything it starts
     } else {
-      proc = Bun.spawn(argv, { ...stdio, cwd: cwd.path, env: spec.env, detached: true } as never);
+      // Without a PID namespace, the task's own cgroup (where there is one) holds it all.
+      const spawned = TaskCgroup.spawnInside(() =>
+        spec.sandbox ? spawnSandboxed(spec, argv, stdio, cwd) : Bun.spawn(argv, { ...stdio, cwd: cwd.path, env: spec.env, detached: true } as never),
+      );
+      proc = spawned.child;
+      if (spawned.cgroup) cgroups.set(proc, spawned.cgroup);
     }
   } finally {
     cwd.release();
@@ -42,6 +48,9 @@ export function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess
   watchdog().track(proc.pid);
   return proc;
 }
+
+/** The task cgroup of each unsandboxed child that got one. */
+const cgroups = new WeakMap<Bun.Subprocess, TaskCgroup>();
 
 /**
  * bwrap gets the pinned directory as fd 3 (it checks the command really starts there) and
@@ -96,11 +105,13 @@ export abstract class LocalProcess {
   readonly exited: Promise<ExitStatus>;
   private leaderExited = false;
   private readonly sandbox?: { init: number | null };
+  private readonly cgroup?: TaskCgroup;
 
   constructor(proc: Bun.Subprocess) {
     this.pid = proc.pid;
     this.pgid = proc.pid;
     this.sandbox = sandboxed.get(proc);
+    this.cgroup = cgroups.get(proc);
     this.exited = proc.exited.then(() => {
       this.leaderExited = true;
       const status = { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };
@@ -110,6 +121,8 @@ export abstract class LocalProcess {
 
   signal(signal: NodeJS.Signals): void {
     signalGroup(this.pgid, signal);
+    // Also what left the group (setsid, a double fork): it is still in the task's cgroup.
+    this.cgroup?.signal(signal);
   }
 
   async groupAlive(): Promise<boolean> {
@@ -119,7 +132,10 @@ export abstract class LocalProcess {
     // with its init; only the init needs a look (its zombie may linger, PID 1 reaps lazily).
     const init = this.sandbox?.init;
     if (init) return memberAlive(init, this.pgid);
-    return groupAlive(this.pgid);
+    if (!this.cgroup) return groupAlive(this.pgid);
+    if (groupAlive(this.pgid) || this.cgroup.members().length > 0) return true;
+    this.cgroup.release(); // empty: nothing of the task is left
+    return false;
   }
 
   blockedOnInput(): boolean | null {

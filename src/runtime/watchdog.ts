@@ -12,12 +12,16 @@ import { createPipe } from "./pipes.ts";
 const SCRIPT = [
   'token="$1"',
   "declare -A ids marked",
+  "cgroot=",
   "while IFS=' ' read -r op id; do",
   '  case "$op" in',
   "    add) ids[$id]=1 ;;",
   '    del) unset "ids[$id]" ;;',
+  '    cgroot) cgroot=$id ;;',
   "  esac",
   "done",
+  // The host's task cgroups: cgroup.kill ends everything in them, wherever it moved.
+  'if [ -n "$cgroot" ]; then for d in "$cgroot"/task-*/; do [ -e "$d/cgroup.kill" ] && echo 1 > "$d/cgroup.kill"; done 2>/dev/null; fi',
   'for id in "${!ids[@]}"; do kill -KILL -- "-$id" 2>/dev/null; done',
   // Twice: a child the host was spawning as it died may exec (and only then carry the token)
   // or fork (a sandbox's namespace init) after the first pass.
@@ -39,12 +43,16 @@ const SCRIPT = [
   // sandbox's namespace init cloned just before its launcher died) would otherwise wait forever.
   'for g in "${!marked[@]}"; do kill -KILL -- "-$g" 2>/dev/null; done',
   "done",
+  // Remove the emptied cgroups (a killed process leaves its cgroup a moment later).
+  'if [ -n "$cgroot" ]; then for try in 1 2 3 4 5 6 7 8 9 10; do rmdir "$cgroot"/task-*/ "$cgroot" 2>/dev/null; [ -e "$cgroot" ] || break; sleep 0.05; done; fi',
   "exit 0",
 ].join("\n");
 
 export interface Watchdog {
   track(pgid: number): void;
   untrack(pgid: number): void;
+  /** The folder of the host's task cgroups: killed (cgroup.kill) and removed when the host dies. */
+  cgroupRoot(path: string): void;
   /** The watchdog's own pid (tests use it to simulate a whole-tree SIGKILL). */
   readonly pid: number;
 }
@@ -87,6 +95,7 @@ function startWatchdog(): Watchdog {
   return {
     pid: proc.pid,
     track: (pgid) => send(`add ${pgid}\n`),
+    cgroupRoot: (path) => send(`cgroot ${path}\n`),
     untrack: (pgid) => {
       if (!pendingDel) setImmediate(flushDel);
       pendingDel += `del ${pgid}\n`;

@@ -1,0 +1,129 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { watchdog } from "./watchdog.ts";
+
+/**
+ * A cgroup v2 per task (SPEC §14, exact containment): whatever a task starts stays in its
+ * cgroup, also after `setsid`, a double fork or removing agent-shell's variables from its
+ * environment, and `cgroup.kill` ends all of it at once. Used where this process may create
+ * cgroups below its own (root, or a delegated subtree as systemd gives a user session) and
+ * the kernel has `cgroup.kill` (5.14+); elsewhere tasks fall back to the process group and
+ * the owner marker. Sandboxed commands (namespaces level) get this from their PID namespace
+ * already, and are not placed.
+ *
+ * The child is born inside its cgroup: this process moves itself into the new cgroup for
+ * the synchronous spawn and back right after (two writes of ~50 µs), so not even a command
+ * whose first act is `setsid -f` can fork outside it.
+ */
+export class TaskCgroup {
+  private constructor(readonly path: string) {}
+
+  /**
+   * Runs `spawn` (synchronous) with this process inside a new task cgroup, so the child
+   * starts there; the cgroup is null where cgroups cannot be used (the spawn runs as is).
+   */
+  static spawnInside<T>(spawn: () => T): { child: T; cgroup: TaskCgroup | null } {
+    const found = ownRoot();
+    if (!found) return { child: spawn(), cgroup: null };
+    const path = join(found.root, `task-${++taskCount}`);
+    try {
+      mkdirSync(path);
+      writeFileSync(join(path, "cgroup.procs"), SELF);
+    } catch {
+      tryRemove(path);
+      return { child: spawn(), cgroup: null };
+    }
+    try {
+      return { child: spawn(), cgroup: new TaskCgroup(path) };
+    } catch (e) {
+      tryRemove(path);
+      throw e;
+    } finally {
+      writeFileSync(found.home, SELF); // back home before anything else runs
+    }
+  }
+
+  /** Pids inside (none once everything is gone). */
+  members(): number[] {
+    try {
+      return readFileSync(join(this.path, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    if (signal === "SIGKILL") {
+      try {
+        writeFileSync(join(this.path, "cgroup.kill"), "1");
+        return;
+      } catch {}
+    }
+    for (const pid of this.members()) {
+      try {
+        process.kill(pid, signal);
+      } catch {}
+    }
+  }
+
+  /** Removes the cgroup once it is empty; true when gone. */
+  release(): boolean {
+    return tryRemove(this.path);
+  }
+}
+
+const SELF = String(process.pid);
+let taskCount = 0;
+/** This server's folder of task cgroups and the cgroup it lives in itself. */
+let found: { root: string; home: string } | null | undefined;
+
+/** Made on first use; null where no cgroup can be made (or AGENT_SHELL_CGROUPS=off). */
+function ownRoot(): { root: string; home: string } | null {
+  if (found !== undefined) return found;
+  found = null;
+  if (process.platform !== "linux" || process.env.AGENT_SHELL_CGROUPS === "off") return found;
+  try {
+    const mount = cgroup2Mount();
+    const own = /^0::(.*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
+    if (!mount || own === undefined) return found;
+    const home = join(mount, own);
+    const root = join(home, `agent-shell-${process.pid}`);
+    mkdirSync(root);
+    if (!existsSync(join(root, "cgroup.kill"))) {
+      tryRemove(root);
+      return found;
+    }
+    found = { root, home: join(home, "cgroup.procs") };
+    watchdog().cgroupRoot(root); // a SIGKILLed host's tasks die with it, cgroups and all
+    process.once("exit", removeRoot);
+  } catch {
+    found = null;
+  }
+  return found;
+}
+
+/** Where the cgroup v2 hierarchy is mounted (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified` beside v1). */
+function cgroup2Mount(): string | null {
+  for (const line of readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {
+    const [mountPart, fsPart] = line.split(" - ");
+    if (fsPart?.startsWith("cgroup2 ")) return mountPart!.split(" ")[4]!;
+  }
+  return null;
+}
+
+function removeRoot(): void {
+  if (!found) return;
+  try {
+    for (const d of readdirSync(found.root)) if (d.startsWith("task-")) tryRemove(join(found.root, d));
+  } catch {}
+  tryRemove(found.root);
+}
+
+function tryRemove(path: string): boolean {
+  try {
+    rmdirSync(path);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
