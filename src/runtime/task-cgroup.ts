@@ -39,7 +39,7 @@ export class TaskCgroup {
       tryRemove(path);
       throw e;
     } finally {
-      writeFileSync(found.home, SELF); // back home before anything else runs
+      goHome(found);
     }
   }
 
@@ -109,6 +109,22 @@ function cgroup2Mount(): string | null {
     if (fsPart?.startsWith("cgroup2 ")) return mountPart!.split(" ")[4]!;
   }
   return null;
+}
+
+/**
+ * Back to our own cgroup before anything else runs. Should that ever fail, never stay in a
+ * task's cgroup (its kill would take this server along): park in our folder instead (the
+ * kill never touches it) and stop using cgroups.
+ */
+function goHome(where: { root: string; home: string }): void {
+  try {
+    writeFileSync(where.home, SELF);
+  } catch {
+    try {
+      writeFileSync(join(where.root, "cgroup.procs"), SELF);
+    } catch {}
+    found = null;
+  }
 }
 
 function removeRoot(): void {
