@@ -75,7 +75,7 @@ describe("confirmations belong to one daemon connection", () => {
         const socket = connect(sock);
         await new Promise((r) => socket.once("connect", r));
         const client = new Client({ name: "confirm-test", version: "0" });
-        await client.connect(new SocketTransport(socket, { send: readDaemonToken(sock) }));
+        await client.connect(new SocketTransport(socket, { send: JSON.stringify({ token: readDaemonToken(sock), cwd: sb.cwd }) }));
         const call = async (args: Record<string, unknown>) => (await client.callTool({ name: "bash", arguments: args })).structuredContent as Record<string, any>;
         return { client, call };
       };

@@ -212,7 +212,9 @@ describe("the daemon", () => {
         onNotice();
       });
     // The daemon asks every connection for its token first (what a sandboxed command cannot read).
-    await client.connect(new SocketTransport(socket, { send: readDaemonToken(join(sb.stateDir, "daemon.sock")) }));
+    // The daemon asks for its token first; the client also declares where its calls may run.
+    const hello = JSON.stringify({ token: readDaemonToken(join(sb.stateDir, "daemon.sock")), cwd: sb.cwd });
+    await client.connect(new SocketTransport(socket, { send: hello }));
     const stdio = await startServer();
     try {
       const viaSocket = (await client.listTools()).tools.map((t) => t.name).sort();

@@ -96,7 +96,9 @@ async function session(socket: Socket, socketPath: string): Promise<DaemonClient
     throw new Error(`cannot read the daemon's token (${tokenPath(socketPath)}); from inside an agent-shell sandbox the daemon is out of reach by design`);
   }
   const client = new Client({ name: "agent-shell-cli", version: VERSION }, { capabilities: {} });
-  await client.connect(new SocketTransport(socket, { send: token }));
+  // A person's own terminal: its calls may run anywhere it names (each verb passes its directory).
+  const hello = JSON.stringify({ token, cwd: process.cwd(), allow: ["/"] });
+  await client.connect(new SocketTransport(socket, { send: hello }));
   return new DaemonClient(client);
 }
 

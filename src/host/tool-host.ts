@@ -50,6 +50,14 @@ export interface CallOptions {
   onTask?: (task: Task) => void;
   /** The caller's own pending confirmations (one per MCP connection); the host's when absent. */
   confirmations?: PendingConfirmations;
+  /** Where this caller may run commands (a daemon connection's); the host's cwd and roots when absent. */
+  scope?: CallScope;
+}
+
+/** A caller's working directory and allowed roots; no roots: it may run no local command. */
+export interface CallScope {
+  cwd: string;
+  allowedRoots: string[];
 }
 
 /** Where a followed task's output stands (the daemon's `await_output`). */
@@ -145,7 +153,16 @@ export class ToolHost {
     const parsed = tool.schema.safeParse(args ?? {});
     if (!parsed.success) throw fromZodError(name, parsed.error, args);
     const signal = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
-    return tool.run(parsed.data, { ...this.base, signal, progress: options.progress, onTask: options.onTask, confirmations: options.confirmations ?? this.base.confirmations });
+    const scope = options.scope;
+    if (scope && scope.allowedRoots.length === 0 && RUNS_COMMANDS.has(name) && (parsed.data as { host?: string }).host === undefined) {
+      throw new CodedError(
+        "ACCESS_DENIED",
+        "This connection declared no working directory and the daemon has no allowed_paths: it may run no local command. Connect through the agent-shell CLI (or `agent-shell mcp --shared`), or set allowed_paths in the daemon's config.",
+        { tool: name },
+      );
+    }
+    const where = scope ? { cwd: scope.cwd, allowedRoots: scope.allowedRoots } : {};
+    return tool.run(parsed.data, { ...this.base, ...where, signal, progress: options.progress, onTask: options.onTask, confirmations: options.confirmations ?? this.base.confirmations });
   }
 
   /** Called with the `task_finished` notice of each background task when it ends. */
@@ -207,6 +224,9 @@ export class ToolHost {
     return this.closing;
   }
 }
+
+/** Tools that start local processes: refused to a connection with nowhere to run them. */
+const RUNS_COMMANDS = new Set(["bash", "task"]);
 
 function errorShape(e: unknown, tool: string): ErrorResult {
   if (e instanceof CodedError) return e.toResult();

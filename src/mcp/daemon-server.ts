@@ -1,11 +1,13 @@
-import { chmodSync, rmSync } from "node:fs";
+import { chmodSync, realpathSync, rmSync, statSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
-import type { ToolHost } from "../host/tool-host.ts";
+import { isAbsolute } from "node:path";
+import type { CallScope, ToolHost } from "../host/tool-host.ts";
+import { allowedRoots } from "../safety/paths.ts";
 import { AwaitOutputRequestSchema } from "./await-output.ts";
 import { RestartRequestSchema } from "./restart-request.ts";
 import { createMcpServer } from "./server.ts";
 import { issueDaemonToken } from "./daemon-token.ts";
-import { SocketTransport } from "./socket-transport.ts";
+import { type DaemonHello, SocketTransport } from "./socket-transport.ts";
 
 export interface DaemonServerOptions {
   /** Unix socket path to listen on (created 0600; any stale file there is replaced). */
@@ -42,7 +44,10 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
     connections.add(socket);
     if (idleTimer) clearTimeout(idleTimer);
     idleTimer = null;
-    const server = createMcpServer(host);
+    // Where this connection's calls may run: what its first line declares, else only the
+    // daemon's configured allowed paths (never `/` for a client that declares nothing).
+    const scope: CallScope = undeclaredScope(host);
+    const server = createMcpServer(host, scope);
     server.setRequestHandler(AwaitOutputRequestSchema, ({ params: p }, extra) =>
       host.awaitOutput(p.task_id, { stdout: p.stdout_offset, stderr: p.stderr_offset }, p.timeout_ms, extra.signal),
     );
@@ -52,7 +57,7 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
       void server.close().catch(() => {});
       armIdle();
     });
-    void server.connect(new SocketTransport(socket, { expect: token })).catch(() => socket.destroy());
+    void server.connect(new SocketTransport(socket, { expect: token, onHello: (hello) => Object.assign(scope, declaredScope(hello, scope)) })).catch(() => socket.destroy());
   });
   host.onTaskEnd(() => armIdle());
 
@@ -87,4 +92,22 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
   armIdle();
   opts.onListening?.();
   return new Promise<never>(() => {});
+}
+
+/** A connection that declares nothing: the daemon's configured allowed paths only. */
+function undeclaredScope(host: ToolHost): CallScope {
+  const roots = allowedRoots("/", host.config.allowed_paths).slice(1).filter((r) => r !== "/");
+  return { cwd: roots[0] ?? "/", allowedRoots: roots };
+}
+
+/** A declared working directory (absolute, an existing directory) and its `allow`ed roots. */
+function declaredScope(hello: DaemonHello, fallback: CallScope): CallScope {
+  if (hello.cwd === undefined || !isAbsolute(hello.cwd)) return fallback;
+  try {
+    const cwd = realpathSync(hello.cwd);
+    if (!statSync(cwd).isDirectory()) return fallback;
+    return { cwd, allowedRoots: allowedRoots(cwd, hello.allow ?? []) };
+  } catch {
+    return fallback;
+  }
 }

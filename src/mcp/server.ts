@@ -1,7 +1,7 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolHost } from "../host/tool-host.ts";
+import type { CallScope, ToolHost } from "../host/tool-host.ts";
 import { isErrorResult } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { sandboxInstructions } from "../sandbox/describe.ts";
@@ -9,7 +9,7 @@ import { PendingConfirmations } from "../safety/confirmations.ts";
 import { StdioTransport } from "./stdio-transport.ts";
 
 /** An MCP server over a ToolHost: tools/list, tools/call, cancellation, progress and notices. */
-export function createMcpServer(host: ToolHost): Server {
+export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
   const server = new Server(
     { name: "agent-shell", version: VERSION },
     { capabilities: { tools: {}, logging: {} }, instructions: sandboxInstructions(host.sandbox) },
@@ -27,7 +27,7 @@ export function createMcpServer(host: ToolHost): Server {
             void extra
               .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: value, message } })
               .catch(() => {});
-    const result = await host.call(request.params.name, request.params.arguments ?? {}, { signal: extra.signal, progress, confirmations });
+    const result = await host.call(request.params.name, request.params.arguments ?? {}, { signal: extra.signal, progress, confirmations, scope });
     return {
       content: [{ type: "text", text: JSON.stringify(result) }],
       structuredContent: result,

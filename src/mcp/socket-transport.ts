@@ -6,6 +6,29 @@ import { decodeFrame, MAX_MESSAGE_BYTES } from "./json-rpc-lines.ts";
 import { LineFramer } from "./line-framer.ts";
 
 /**
+ * A daemon client's first line: the token alone, or JSON naming also where its calls may
+ * run (`cwd`, `allow`), which the daemon enforces for that connection only.
+ */
+export interface DaemonHello {
+  token: string;
+  cwd?: string;
+  allow?: string[];
+}
+
+function parseHello(line: string): DaemonHello | null {
+  if (!line.startsWith("{")) return { token: line };
+  try {
+    const v = JSON.parse(line) as Record<string, unknown>;
+    if (typeof v.token !== "string") return null;
+    if (v.cwd !== undefined && typeof v.cwd !== "string") return null;
+    if (v.allow !== undefined && !(Array.isArray(v.allow) && v.allow.every((a) => typeof a === "string"))) return null;
+    return { token: v.token, cwd: v.cwd as string | undefined, allow: v.allow as string[] | undefined };
+  } catch {
+    return null;
+  }
+}
+
+/**
  * MCP over a connected stream socket (the daemon's unix socket), framed like stdio:
  * one JSON-RPC message per line, with the same bounded framing and error replies as stdio.
  * The same class serves both ends.
@@ -23,7 +46,7 @@ export class SocketTransport implements Transport {
 
   constructor(
     private readonly socket: Socket,
-    private readonly token: { expect?: string; send?: string } = {},
+    private readonly token: { expect?: string; send?: string; onHello?: (hello: DaemonHello) => void } = {},
   ) {
     this.awaitingToken = token.expect ?? null;
   }
@@ -34,8 +57,10 @@ export class SocketTransport implements Transport {
       if (this.refused) return; // whatever else a refused connection sends is ignored
       for (const frame of this.framer.push(chunk)) {
         if (this.awaitingToken !== null) {
-          if (frame.kind !== "line" || frame.text !== this.awaitingToken) return void this.refuse();
+          const hello = frame.kind === "line" ? parseHello(frame.text) : null;
+          if (!hello || hello.token !== this.awaitingToken) return void this.refuse();
           this.awaitingToken = null;
+          this.token.onHello?.(hello);
           continue;
         }
         const decoded = decodeFrame(frame);
