@@ -33,7 +33,9 @@ describe("faults", () => {
       let startedTotal = 0;
       for (let round = 0; round < ROUNDS; round++) {
         const value = `${process.pid}-${round}`;
-        const s = new RawSession({ env: { [MARK]: value } });
+        // Half the rounds unsandboxed: their escapes are held by the task cgroups, the others' by PID namespaces.
+        const mode = rng.pick(["off", "workspace-write"] as const);
+        const s = new RawSession({ env: { [MARK]: value }, args: ["--sandbox", mode] });
         const phase = rng.pick(["during-initialize", "during-burst", "while-running", "during-foreground", "during-flood"] as const);
         // Mostly early: the first tasks' start is where a kill is most likely to find a gap.
         const delay = rng.chance(0.7) ? rng.int(0, 40) : rng.int(40, 250);
@@ -49,6 +51,11 @@ describe("faults", () => {
               "yes flood | head -c 50000000 > /dev/null; sleep 300",
               "while :; do echo tick; sleep 0.01; done",
               "bash -c 'trap \"\" TERM; sleep 300'",
+              // Descendants that leave the group, the session, or agent-shell's variables (SPEC §14).
+              "setsid sleep 300 & sleep 300",
+              "nohup sleep 300 >/dev/null 2>&1 & sleep 300",
+              "env -u AGENT_SHELL_OWNER setsid -f sleep 300; sleep 300",
+              "(sleep 300 &); sleep 300",
             ]);
             starts.push(s.call("bash", { command, run_in_background: true }, 10_000).catch(() => null));
           }
@@ -66,7 +73,7 @@ describe("faults", () => {
         if (left.length) {
           orphans += left.length;
           const desc = left.map((pid) => processes().find((p) => p.pid === pid)?.cmdline ?? String(pid));
-          orphanRounds.push(`round ${round} (${phase}, +${delay} ms): ${left.length} left: ${desc.slice(0, 5).join(" | ")}`);
+          orphanRounds.push(`round ${round} (${phase}, sandbox ${mode}, +${delay} ms): ${left.length} left: ${desc.slice(0, 5).join(" | ")}`);
           for (const pid of left) {
             try {
               process.kill(pid, "SIGKILL");
