@@ -87,6 +87,14 @@ describe("confirmations belong to one daemon connection", () => {
       expect((await one.call({ ...args, confirmed: true })).stdout).toBe("ran\n");
       await one.client.close();
       await two.client.close();
+      // A declined prompt: the CLI flags, the person says no, the CLI disconnects. Nothing stays pending.
+      const declined = await open();
+      const risky = { command: "rm -f other.txt && echo ran", working_directory: sb.cwd };
+      expect((await declined.call(risky)).needs_confirmation).toBe(true);
+      await declined.client.close();
+      const later = await open();
+      expect((await later.call({ ...risky, confirmed: true })).error_code).toBe("BLOCKED");
+      await later.client.close();
     } finally {
       await sb.close();
     }
