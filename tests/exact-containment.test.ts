@@ -70,26 +70,32 @@ describe("everything a task started dies with it, whatever left its group", () =
   test("stdin EOF (the client goes away)", async () => {
     const t = await startServer({ args: ["--sandbox", "off"] });
     const m = uniqueSleep(424);
-    await t.call("bash", { command: `${ESCAPES(m)} sleep ${m}`, run_in_background: true });
-    await started(m, 5);
-    await t.close();
+    try {
+      await t.call("bash", { command: `${ESCAPES(m)} sleep ${m}`, run_in_background: true });
+      await started(m, 5);
+    } finally {
+      await t.close();
+    }
     expect(await waitNoProcess(`sleep ${m}`, 2000)).toEqual([]);
   });
 
   test("SIGKILL of the server: gone within 2 s, and its cgroups removed", async () => {
     const t = await startServer({ args: ["--sandbox", "off"] });
-    const m = uniqueSleep(425);
-    await t.call("bash", { command: `${ESCAPES(m)} sleep ${m}`, run_in_background: true });
-    await started(m, 5);
-    const folder = join(home, `agent-shell-${t.pid}`);
-    expect(existsSync(folder)).toBe(true);
-    process.kill(t.pid, "SIGKILL");
-    await waitForExit(t.pid, 3000);
-    expect(await waitNoProcess(`sleep ${m}`, 2000)).toEqual([]);
-    const deadline = Date.now() + 2000;
-    while (existsSync(folder) && Date.now() < deadline) await Bun.sleep(20);
-    expect(existsSync(folder)).toBe(false);
-    await t.close().catch(() => {});
+    try {
+      const m = uniqueSleep(425);
+      await t.call("bash", { command: `${ESCAPES(m)} sleep ${m}`, run_in_background: true });
+      await started(m, 5);
+      const folder = join(home, `agent-shell-${t.pid}`);
+      expect(existsSync(folder)).toBe(true);
+      process.kill(t.pid, "SIGKILL");
+      await waitForExit(t.pid, 3000);
+      expect(await waitNoProcess(`sleep ${m}`, 2000)).toEqual([]);
+      const deadline = Date.now() + 2000;
+      while (existsSync(folder) && Date.now() < deadline) await Bun.sleep(20);
+      expect(existsSync(folder)).toBe(false);
+    } finally {
+      await t.close().catch(() => {});
+    }
   });
 });
 
@@ -97,11 +103,14 @@ describe("cgroups do not pile up", () => {
   test("a finished task's cgroup is removed; the server's folder goes when it exits", async () => {
     const t = await startServer({ args: ["--sandbox", "off"] });
     const folder = join(home, `agent-shell-${t.pid}`);
-    for (let i = 0; i < 5; i++) await t.call("bash", { command: "true" });
-    const bg = await t.call("bash", { command: "true", run_in_background: true });
-    await t.call("task_output", { task_id: bg.task_id, wait: true });
-    expect(readdirSync(folder).filter((d) => d.startsWith("task-"))).toEqual([]);
-    await t.close();
+    try {
+      for (let i = 0; i < 5; i++) await t.call("bash", { command: "true" });
+      const bg = await t.call("bash", { command: "true", run_in_background: true });
+      await t.call("task_output", { task_id: bg.task_id, wait: true });
+      expect(readdirSync(folder).filter((d) => d.startsWith("task-"))).toEqual([]);
+    } finally {
+      await t.close();
+    }
     expect(existsSync(folder)).toBe(false);
   });
 });
