@@ -58,6 +58,16 @@ export async function connectDaemon(paths: DaemonPaths): Promise<DaemonClient | 
  * exits at once and its CLI connects to the winner.
  */
 export async function ensureDaemon(paths: DaemonPaths, serveArgs: string[] = []): Promise<DaemonClient> {
+  return connectedTo(paths, serveArgs, (socket) => session(socket, paths.socket));
+}
+
+/** A connected socket to the daemon (started if none runs), for a face that speaks for itself (`mcp --shared`). */
+export function ensureDaemonSocket(paths: DaemonPaths, serveArgs: string[] = []): Promise<Socket> {
+  return connectedTo(paths, serveArgs, async (socket) => socket);
+}
+
+/** Connects (starting the daemon if none runs) and hands the socket to `use`; retried while a daemon comes or goes. */
+async function connectedTo<T>(paths: DaemonPaths, serveArgs: string[], use: (socket: Socket) => Promise<T>): Promise<T> {
   checkOwnership(paths);
   const deadline = Date.now() + START_TIMEOUT_MS;
   let spawned = false;
@@ -65,7 +75,7 @@ export async function ensureDaemon(paths: DaemonPaths, serveArgs: string[] = [])
     const socket = await tryConnect(paths.socket);
     if (socket) {
       try {
-        return await session(socket, paths.socket);
+        return await use(socket);
       } catch (e) {
         // A daemon that was just going idle may close on us: start over (a new one if need be).
         socket.destroy();

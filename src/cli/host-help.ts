@@ -16,9 +16,12 @@ on stdio until stdin closes; every task it started is then terminated.
 
 Options:
 ${SERVER_FLAGS}  --persist            a registry that survives restarts (tasks, logs, ids)
+  --shared             be the per-user daemon on stdio: sessions (and one-process-per-call
+                       clients) share one registry; --cwd/--allow apply to this connection only
 
 Examples:
   agent-shell mcp --allow ../shared-lib
+  agent-shell mcp --shared
   claude mcp add shell -- agent-shell mcp
 `;
 

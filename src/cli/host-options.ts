@@ -13,6 +13,7 @@ export const HOST_FLAGS = {
   "agent-command": { type: "string" },
   "state-dir": { type: "string" },
   persist: { type: "boolean" },
+  shared: { type: "boolean" },
   sandbox: { type: "string" },
   yes: { type: "boolean" },
   json: { type: "boolean" },
@@ -27,6 +28,7 @@ export interface HostFlags {
   "agent-command"?: string;
   "state-dir"?: string;
   persist?: boolean;
+  shared?: boolean;
   sandbox?: string;
   yes?: boolean;
   json?: boolean;

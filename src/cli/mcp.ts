@@ -12,6 +12,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length) throw new UsageError(`mcp takes no arguments, got: ${positionals.join(" ")}`);
+  if (values.shared) return (await import("./shared-mcp.ts")).sharedMcp(values);
   const host = new ToolHost(hostOptions(values));
   return serveStdio(host);
 }

@@ -50,7 +50,7 @@ export async function confirmCommand(
   if (!confirmations.consume(binding)) {
     throw new CodedError(
       "BLOCKED",
-      "Cannot confirm command that was not previously flagged for confirmation with these exact arguments (command, working_directory, env, stdin, tty, host and sandbox must all match; a confirmation also expires after 10 minutes and is used once). First call bash without confirmed=true, then retry with confirmed=true after user approval.",
+      "Cannot confirm command that was not previously flagged for confirmation with these exact arguments (command, working_directory, env, stdin, tty, host and sandbox must all match; a confirmation also expires after 10 minutes, is used once, and belongs to the connection that was asked: a client that starts a new server process per call cannot confirm). First call bash without confirmed=true, then retry with confirmed=true after user approval, on the same connection.",
       context,
     );
   }
