@@ -38,6 +38,8 @@ function openPrivate(dir: string, what: string, followLinks: boolean): void {
  */
 export class OwnerFolder {
   private foregroundCount = 0;
+  /** Released: nothing may be written here any more (a private folder is gone, or another registry may own it). */
+  closed = false;
 
   private constructor(
     readonly dir: string,
@@ -106,6 +108,7 @@ export class OwnerFolder {
 
   /** Release the lock; a private folder goes with it. */
   close(): void {
+    this.closed = true;
     if (this.persistent) rmSync(join(this.dir, "foreground"), { recursive: true, force: true });
     else rmSync(this.dir, { recursive: true, force: true });
     this.lock.release();

@@ -93,6 +93,8 @@ export class Registry {
   }
 
   private persist(task: Task): void {
+    // A task that ends after close() (its kill settling late) must not recreate the folder.
+    if (this.options.owner.closed) return;
     writeMeta(this.options.owner.taskDir(task.id!), metaOf(task));
   }
 
