@@ -12,21 +12,43 @@ const INT32_MAX = 2 ** 31 - 1;
  * validates every call and names the field that is wrong.
  */
 export function portableInputSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any", reused: "inline" }) as Record<string, unknown>;
-  return portable(rest) as Record<string, unknown>;
+  return portable(jsonSchema(schema, "input"), clamp) as Record<string, unknown>;
 }
 
-function portable(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(portable);
+/**
+ * A tool's MCP outputSchema: its success shapes or the §2 error shape, in the same subset.
+ * Result objects are open (`additionalProperties: {}` is dropped, which means the same),
+ * and zod's implicit ±2^53 integer bounds are left out rather than clamped: a byte count
+ * may exceed int32.
+ */
+export function portableOutputSchema(result: z.ZodType, error: z.ZodType): Record<string, unknown> {
+  const shapes = result instanceof z.ZodUnion ? [...result.options, error] : [result, error];
+  const schema = portable(jsonSchema(z.union(shapes as [z.ZodType, z.ZodType]), "output"), (n) =>
+    Math.abs(n) === Number.MAX_SAFE_INTEGER ? undefined : n,
+  ) as Record<string, unknown>;
+  return { type: "object", ...schema }; // MCP wants an object schema at the root
+}
+
+function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any", reused: "inline" }) as Record<string, unknown>;
+  return rest;
+}
+
+function portable(node: unknown, bound: (n: number) => number | undefined): unknown {
+  if (Array.isArray(node)) return node.map((n) => portable(n, bound));
   if (node === null || typeof node !== "object") return node;
   const out: Record<string, unknown> = {};
+  const setBound = (key: "minimum" | "maximum", n: number) => {
+    const b = bound(n);
+    if (b !== undefined) out[key] = b;
+  };
   for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
     if (key === "propertyNames" || key === "$defs" || key === "$ref") continue;
     if (key === "additionalProperties" && typeof value === "object") continue; // a map: published as a plain object
-    if (key === "exclusiveMinimum" && typeof value === "number") out.minimum = clamp(value);
-    else if (key === "exclusiveMaximum" && typeof value === "number") out.maximum = clamp(value);
-    else if ((key === "minimum" || key === "maximum") && typeof value === "number") out[key] = clamp(value);
-    else out[key] = portable(value);
+    if (key === "exclusiveMinimum" && typeof value === "number") setBound("minimum", value);
+    else if (key === "exclusiveMaximum" && typeof value === "number") setBound("maximum", value);
+    else if ((key === "minimum" || key === "maximum") && typeof value === "number") setBound(key, value);
+    else out[key] = portable(value, bound);
   }
   return out;
 }

@@ -18,7 +18,8 @@ import { allowedRoots } from "../safety/paths.ts";
 import { TOOLS } from "../tools/index.ts";
 import { taskEndEvent } from "../tools/present.ts";
 import type { ToolAnnotations, ToolContext, ToolDefinition } from "../tools/types.ts";
-import { portableInputSchema } from "./portable-schema.ts";
+import { portableInputSchema, portableOutputSchema } from "./portable-schema.ts";
+import { errorResult } from "../tools/result-shapes.ts";
 import { fromZodError } from "./invalid-arguments.ts";
 import { capResultSize } from "./result-size.ts";
 
@@ -27,6 +28,7 @@ export interface ToolInfo {
   title: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
   annotations: ToolAnnotations & { title: string };
 }
 
@@ -123,13 +125,14 @@ export class ToolHost {
 
   /** Names, descriptions and JSON Schemas (generated from the zod schemas). */
   get tools(): ToolInfo[] {
-    return TOOLS.map((t) => ({
+    return (toolInfos ??= TOOLS.map((t) => ({
       name: t.name,
       title: t.title,
       description: t.description,
       inputSchema: portableInputSchema(t.schema),
+      outputSchema: portableOutputSchema(t.result, errorResult),
       annotations: { title: t.title, ...t.annotations },
-    }));
+    })));
   }
 
   /**
@@ -224,6 +227,9 @@ export class ToolHost {
     return this.closing;
   }
 }
+
+/** The published tools, generated once (a tools/list answer is the same for every caller). */
+let toolInfos: ToolInfo[] | undefined;
 
 /** Tools that start local processes: refused to a connection with nowhere to run them. */
 const RUNS_COMMANDS = new Set(["bash", "task"]);

@@ -2,12 +2,21 @@ import { z } from "zod";
 import { findTask } from "./find-task.ts";
 import { exitFields } from "./present.ts";
 import { defineTool } from "./types.ts";
+import { exitShape } from "./result-shapes.ts";
 
 const schema = z
   .object({
     task_id: z.string().min(1).describe("The id of the task to kill (e.g. 'bg-1'), or a service name (its newest task)."),
   })
   .strict();
+
+const result = z.looseObject({
+  task_id: z.string(),
+  task_type: z.literal("background"),
+  status: z.enum(["killed", "already_completed"]),
+  success: z.boolean(),
+  ...exitShape,
+});
 
 export const killShellTool = defineTool({
   name: "kill_shell",
@@ -18,6 +27,7 @@ export const killShellTool = defineTool({
     "the call returns once every process of the group is gone. The task stays readable with task_output (status 'killed'). " +
     "Returns: {task_id, task_type, status: 'killed'|'already_completed', success, exit_code?}",
   schema,
+  result,
   async run(args, ctx) {
     const task = findTask(ctx, args.task_id);
     if (!task.running) await task.kill(); // an ended task: cancels a scheduled or starting restart

@@ -4,6 +4,7 @@ import { findTask } from "./find-task.ts";
 import { taskOutput } from "./present.ts";
 import { userRegex } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
+import { taskView } from "./result-shapes.ts";
 
 const MAX_BYTES_LIMIT = 1_000_000;
 
@@ -50,6 +51,8 @@ const schema = z
     }
   });
 
+const result = z.union([taskView, z.looseObject({ results: z.array(taskView), finished: z.array(z.string()) })]);
+
 export const taskOutputTool = defineTool({
   name: "task_output",
   title: "Read a task's output",
@@ -63,6 +66,7 @@ export const taskOutputTool = defineTool({
     "prompt?}; with task_ids: " +
     "{results: [...], finished: [task_id...]}",
   schema,
+  result,
   async run(args, ctx) {
     const filter = args.filter !== undefined ? userRegex("task_output", "filter", args.filter) : undefined;
     const tasks = (args.task_ids ?? [args.task_id!]).map((id) => findTask(ctx, id));

@@ -45,6 +45,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   annotations: ToolAnnotations;
   description: string;
   schema: S;
+  /** What a successful call returns (its MCP outputSchema adds the error shape). */
+  result: z.ZodType;
   /** Returns the result; a failure is thrown (a CodedError) and shaped by ToolHost.call. */
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }

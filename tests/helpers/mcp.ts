@@ -55,6 +55,9 @@ export async function startServer(opts: StartOptions = {}): Promise<McpSession> 
     notices.push(n.params.data as Record<string, unknown>);
   });
   await client.connect(transport);
+  // The SDK client validates every structuredContent against the tool's outputSchema once it
+  // has listed the tools: with this, every call of every test checks the SPEC §12 schemas.
+  await client.listTools();
   const pid = transport.pid!;
   const callRaw = (name: string, args: unknown = {}, o: { signal?: AbortSignal; timeout?: number } = {}) =>
     client.callTool({ name, arguments: args as Record<string, unknown> }, undefined, {
