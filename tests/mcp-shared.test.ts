@@ -4,7 +4,8 @@
  * --allow are enforced by the daemon for that connection only.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY, startServer } from "./helpers/mcp.ts";
@@ -57,6 +58,42 @@ describe("mcp --shared", () => {
     } finally {
       await wide.close();
       await narrow.close();
+    }
+  });
+
+  test("an MCP task created through one stdio process gives its result through another", async () => {
+    const one = await shared(dirA);
+    const created = await one.client.request(
+      { method: "tools/call", params: { name: "bash", arguments: { command: "sleep 0.3; echo as-task" }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    await one.close();
+    const two = await shared(dirA);
+    try {
+      const raw: any = await two.client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+      expect(raw.structuredContent).toMatchObject({ exit_code: 0, stdout: "as-task\n", success: true });
+      expect((await two.client.experimental.tasks.getTask(created.task.taskId)).status).toBe("completed");
+    } finally {
+      await two.close();
+    }
+  });
+
+  test("each connection's --sandbox is its default mode; another connection keeps its own", async () => {
+    // Outside /tmp, which read-only keeps writable.
+    const work = realpathSync(mkdtempSync("/var/tmp/as-shared-sandbox-"));
+    const readOnly = await shared(work, ["--sandbox", "read-only"]);
+    const workspace = await shared(work);
+    try {
+      const denied = await readOnly.call("bash", { command: "touch ro-file" });
+      expect(denied).toMatchObject({ sandbox: "read-only", success: false });
+      expect(existsSync(join(work, "ro-file"))).toBe(false);
+      const written = await workspace.call("bash", { command: "touch ws-file" });
+      expect(written).toMatchObject({ sandbox: "workspace-write", success: true });
+      expect(existsSync(join(work, "ws-file"))).toBe(true);
+    } finally {
+      await readOnly.close();
+      await workspace.close();
+      rmSync(work, { recursive: true, force: true });
     }
   });
 

@@ -19,7 +19,8 @@ export async function sharedMcp(values: HostFlags): Promise<number> {
   const allow = allowedRoots(cwd, options.config?.allowed_paths ?? []).slice(1);
   const paths = daemonPaths(await resolveStateDir(values["state-dir"], values.config));
   const socket = await ensureDaemonSocket(paths);
-  socket.write(`${JSON.stringify({ token: readDaemonToken(paths.socket), cwd, allow })}\n`);
+  const sandbox = options.config?.sandbox; // this client's --sandbox (flag, env or its config), else the daemon's
+  socket.write(`${JSON.stringify({ token: readDaemonToken(paths.socket), cwd, allow, ...(sandbox ? { sandbox } : {}) })}\n`);
   socket.on("data", (chunk: Buffer) => {
     if (!process.stdout.write(chunk)) {
       socket.pause();

@@ -10,6 +10,7 @@ import { within } from "../first-of.ts";
 import { LocalRuntime } from "../runtime/local.ts";
 import { SshHosts } from "../runtime/ssh/runtime.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
+import type { SandboxMode } from "../sandbox/policy.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { watchdog } from "../runtime/watchdog.ts";
 import type { ConfirmationPolicy } from "../safety/command-guard.ts";
@@ -29,6 +30,7 @@ export interface ToolInfo {
   description: string;
   inputSchema: Record<string, unknown>;
   outputSchema: Record<string, unknown>;
+  execution?: { taskSupport: "optional" };
   annotations: ToolAnnotations & { title: string };
 }
 
@@ -56,10 +58,12 @@ export interface CallOptions {
   scope?: CallScope;
 }
 
-/** A caller's working directory and allowed roots; no roots: it may run no local command. */
+/** A caller's working directory and allowed roots (no roots: it may run no local command), and its sandbox mode. */
 export interface CallScope {
   cwd: string;
   allowedRoots: string[];
+  /** The default mode of this caller's commands (the server's when absent). */
+  sandbox?: SandboxMode;
 }
 
 /** Where a followed task's output stands (the daemon's `await_output`). */
@@ -89,6 +93,9 @@ export class ToolHost {
   private readonly shutdown = new AbortController();
   private readonly byName = new Map<string, ToolDefinition>(TOOLS.map((t) => [t.name, t]));
   private closing: Promise<void> | null = null;
+  /** The result of each call run as an MCP task, by its task (gone with the task). */
+  private readonly callResults = new WeakMap<Task, Promise<ToolResult>>();
+  private readonly settled = new WeakSet<Task>();
 
   constructor(options: HostOptions = {}) {
     this.config = ConfigSchema.parse(options.config ?? {});
@@ -119,6 +126,7 @@ export class ToolHost {
       runtimeFor: (host) => this.remoteRuntime(host),
       confirmations: new PendingConfirmations(),
       sandbox: this.sandbox,
+      sandboxMode: this.sandbox.mode,
       confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },
     };
   }
@@ -132,6 +140,7 @@ export class ToolHost {
       inputSchema: portableInputSchema(t.schema),
       outputSchema: portableOutputSchema(t.result, errorResult),
       annotations: { title: t.title, ...t.annotations },
+      ...(t.taskSupport ? { execution: { taskSupport: t.taskSupport } } : {}),
     })));
   }
 
@@ -164,8 +173,59 @@ export class ToolHost {
         { tool: name },
       );
     }
-    const where = scope ? { cwd: scope.cwd, allowedRoots: scope.allowedRoots } : {};
+    const where = scope ? { cwd: scope.cwd, allowedRoots: scope.allowedRoots, sandboxMode: scope.sandbox ?? this.sandbox.mode } : {};
     return tool.run(parsed.data, { ...this.base, ...where, signal, progress: options.progress, onTask: options.onTask, confirmations: options.confirmations ?? this.base.confirmations });
+  }
+
+  /**
+   * Runs a call as an MCP task (SPEC §12). Resolves as soon as the call has launched its
+   * process, which is then a registry task (`bg-N`, visible to task_output, kill_shell and
+   * task_list); `result` settles with exactly what the call returns in the foreground. A
+   * call that ends before launching anything (a refusal, needs_confirmation) resolves
+   * with its result alone.
+   */
+  async callAsTask(name: string, args: unknown, options: CallOptions = {}): Promise<{ task: Task; result: Promise<ToolResult> } | { result: ToolResult }> {
+    let launched!: (task: Task) => void;
+    const started = new Promise<Task>((resolve) => (launched = resolve));
+    const result = this.call(name, args, {
+      ...options,
+      onTask: (task) => {
+        if (task.id === null) this.base.launcher.adopt(task);
+        launched(task);
+        options.onTask?.(task);
+      },
+    });
+    const first = await Promise.race([started.then((task) => ({ task })), result.then((r) => ({ result: r }))]);
+    if (!("task" in first)) return first;
+    this.callResults.set(first.task, result);
+    void result.then(() => this.settled.add(first.task));
+    return { task: first.task, result };
+  }
+
+  /** A background task by id (not by name: MCP task ids are exact). */
+  findTask(id: string): Task | undefined {
+    return this.registry.get(id);
+  }
+
+  /** Every background task, ordered by id. */
+  listTasks(): Task[] {
+    return this.registry.list();
+  }
+
+  /**
+   * What a task's call returned: the foreground result of a call run as an MCP task, else
+   * (a task started with run_in_background or background) its task_output once it ended.
+   */
+  async taskResult(task: Task): Promise<ToolResult> {
+    const own = this.callResults.get(task);
+    if (own) return own;
+    await task.ended;
+    return this.call("task_output", { task_id: task.id });
+  }
+
+  /** Whether the call behind a task has its result (an MCP task stays `working` until then). */
+  hasSettled(task: Task): boolean {
+    return !task.running && (!this.callResults.has(task) || this.settled.has(task));
   }
 
   /** Called with the `task_finished` notice of each background task when it ends. */

@@ -3,6 +3,7 @@ import { createServer, type Socket } from "node:net";
 import { isAbsolute } from "node:path";
 import type { CallScope, ToolHost } from "../host/tool-host.ts";
 import { allowedRoots } from "../safety/paths.ts";
+import { SANDBOX_MODES } from "../sandbox/policy.ts";
 import { AwaitOutputRequestSchema } from "./await-output.ts";
 import { RestartRequestSchema } from "./restart-request.ts";
 import { createMcpServer } from "./server.ts";
@@ -100,14 +101,16 @@ function undeclaredScope(host: ToolHost): CallScope {
   return { cwd: roots[0] ?? "/", allowedRoots: roots };
 }
 
-/** A declared working directory (absolute, an existing directory) and its `allow`ed roots. */
+/** A declared working directory (absolute, an existing directory), its `allow`ed roots and sandbox mode. */
 function declaredScope(hello: DaemonHello, fallback: CallScope): CallScope {
-  if (hello.cwd === undefined || !isAbsolute(hello.cwd)) return fallback;
+  const sandbox = SANDBOX_MODES.find((m) => m === hello.sandbox);
+  const withMode = (scope: CallScope): CallScope => (sandbox ? { ...scope, sandbox } : scope);
+  if (hello.cwd === undefined || !isAbsolute(hello.cwd)) return withMode(fallback);
   try {
     const cwd = realpathSync(hello.cwd);
-    if (!statSync(cwd).isDirectory()) return fallback;
-    return { cwd, allowedRoots: allowedRoots(cwd, hello.allow ?? []) };
+    if (!statSync(cwd).isDirectory()) return withMode(fallback);
+    return withMode({ cwd, allowedRoots: allowedRoots(cwd, hello.allow ?? []) });
   } catch {
-    return fallback;
+    return withMode(fallback);
   }
 }

@@ -1,24 +1,42 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetTaskPayloadRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type ServerNotification,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { CallScope, ToolHost } from "../host/tool-host.ts";
-import { isErrorResult } from "../errors.ts";
+import type { ToolResult } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { sandboxInstructions } from "../sandbox/describe.ts";
 import { PendingConfirmations } from "../safety/confirmations.ts";
 import { StdioTransport } from "./stdio-transport.ts";
+import { callToolResult } from "./call-result.ts";
+import { mcpTask, RegistryTaskStore } from "./registry-tasks.ts";
 
-/** An MCP server over a ToolHost: tools/list, tools/call, cancellation, progress and notices. */
+/** An MCP server over a ToolHost: tools/list, tools/call, MCP tasks, cancellation, progress and notices. */
 export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
+  const taskStore = new RegistryTaskStore(host);
   const server = new Server(
     { name: "agent-shell", version: VERSION },
-    { capabilities: { tools: {}, logging: {} }, instructions: sandboxInstructions(host.sandbox) },
+    {
+      capabilities: { tools: {}, logging: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+      instructions: sandboxInstructions(host.sandbox),
+      taskStore,
+    },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: host.tools }));
+  // The SDK's own tasks/result polls; ours waits for the task's end.
+  server.setRequestHandler(GetTaskPayloadRequestSchema, (request, extra) => taskStore.payload(request.params.taskId, extra.signal));
   // Confirmations belong to this connection: another daemon client cannot use them, and
   // they are gone when it disconnects (a declined CLI prompt leaves nothing pending).
   const confirmations = new PendingConfirmations();
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args = {}, task: asTask } = request.params;
+    if (asTask) return startAsTask(name, args);
     const token = request.params._meta?.progressToken;
     const progress =
       token === undefined
@@ -27,13 +45,25 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
             void extra
               .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: value, message } })
               .catch(() => {});
-    const result = await host.call(request.params.name, request.params.arguments ?? {}, { signal: extra.signal, progress, confirmations, scope });
-    return {
-      content: [{ type: "text", text: JSON.stringify(result) }],
-      structuredContent: result,
-      isError: isErrorResult(result),
-    };
+    return callToolResult(await host.call(name, args, { signal: extra.signal, progress, confirmations, scope }));
   });
+  /**
+   * A task-augmented tools/call (SPEC §12): answered with the created task as soon as the
+   * process runs; the result comes with tasks/result, and the end as a status notification.
+   * The call is not tied to this request: only tasks/cancel, kill_shell or shutdown stop it.
+   */
+  const startAsTask = async (name: string, args: Record<string, unknown>) => {
+    if (!host.tools.some((t) => t.name === name && t.execution?.taskSupport)) {
+      throw new McpError(ErrorCode.MethodNotFound, `Tool '${name}' cannot run as a task; call it without \`task\` (bash and task can run as tasks).`);
+    }
+    const started = await host.callAsTask(name, args, { confirmations, scope });
+    if (!("task" in started)) throw notStarted(started.result);
+    const task = started.task;
+    void started.result.then(() =>
+      server.notification({ method: "notifications/tasks/status", params: mcpTask(task, host) } as ServerNotification).catch(() => {}),
+    );
+    return { task: mcpTask(task, host) };
+  };
   // Background task ends and watch matches become log notices the client can act on.
   const notify = (data: Record<string, unknown>) => void server.sendLoggingMessage({ level: "info", logger: "agent-shell", data }).catch(() => {});
   const unsubscribe = host.onTaskEnd(notify);
@@ -46,6 +76,12 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
     onclose?.();
   };
   return server;
+}
+
+/** A task-augmented call that launched nothing: its refusal, or the confirmation it needs, as a protocol error. */
+function notStarted(result: ToolResult): McpError {
+  const message = typeof result.error === "string" ? result.error : `Not started: ${String(result.message)}`;
+  return new McpError(ErrorCode.InvalidParams, message, result);
 }
 
 /**

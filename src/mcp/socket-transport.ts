@@ -13,6 +13,8 @@ export interface DaemonHello {
   token: string;
   cwd?: string;
   allow?: string[];
+  /** The connection's default sandbox mode (validated by the daemon). */
+  sandbox?: string;
 }
 
 function parseHello(line: string): DaemonHello | null {
@@ -22,7 +24,8 @@ function parseHello(line: string): DaemonHello | null {
     if (typeof v.token !== "string") return null;
     if (v.cwd !== undefined && typeof v.cwd !== "string") return null;
     if (v.allow !== undefined && !(Array.isArray(v.allow) && v.allow.every((a) => typeof a === "string"))) return null;
-    return { token: v.token, cwd: v.cwd as string | undefined, allow: v.allow as string[] | undefined };
+    if (v.sandbox !== undefined && typeof v.sandbox !== "string") return null;
+    return { token: v.token, cwd: v.cwd as string | undefined, allow: v.allow as string[] | undefined, sandbox: v.sandbox as string | undefined };
   } catch {
     return null;
   }

@@ -74,14 +74,13 @@ export function sandboxFromConfig(config: SandboxConfig, opts: { mode?: SandboxM
  */
 export class Sandbox {
   readonly mode: SandboxMode;
-  readonly choice: LevelChoice;
   readonly explicit: boolean;
   private cache = new Map<string, SandboxRun>();
+  private probed?: LevelChoice;
 
   constructor(private settings: SandboxSettings) {
     this.explicit = settings.mode !== undefined;
     this.mode = settings.mode ?? "workspace-write";
-    this.choice = this.mode === "off" && this.explicit ? { level: null, missing: "not needed" } : sandboxLevel();
     if (this.explicit && this.mode !== "off" && this.choice.level === null) {
       throw new SandboxUnavailableError(
         `sandbox mode '${this.mode}' was requested but this machine cannot provide it: ${(this.choice as { missing: string }).missing}. ` +
@@ -90,13 +89,21 @@ export class Sandbox {
     }
   }
 
+  /**
+   * The level that enforces the modes here. Probed on first need: a server whose default
+   * is `off` pays nothing until a call (or a daemon connection) asks for a sandbox.
+   */
+  get choice(): LevelChoice {
+    return (this.probed ??= sandboxLevel());
+  }
+
   /** True when the default mode could not be applied (commands run uncontained). */
   get unavailable(): boolean {
-    return this.choice.level === null && this.mode !== "off";
+    return this.mode !== "off" && this.choice.level === null;
   }
 
   /** The label and the wrapper for a call asking for `mode` (`task` subagents also write their state dirs). */
-  forCall(mode: SandboxMode, opts: { agent?: boolean; cwd?: string } = {}): { label: SandboxLabel; level?: SandboxLevel; run?: SandboxRun } {
+  forCall(mode: SandboxMode, opts: { agent?: boolean; cwd?: string; roots?: string[] } = {}): { label: SandboxLabel; level?: SandboxLevel; run?: SandboxRun } {
     if (mode === "off") return { label: "off" };
     if (this.choice.level === null) return { label: "unavailable" };
     const key = `${mode}:${opts.agent === true}`;
@@ -105,12 +112,16 @@ export class Sandbox {
       run = this.makeRun(this.policy(mode, opts.agent === true));
       this.cache.set(key, run);
     }
-    // The daemon's allowed root is `/` (each CLI request names its directory): the validated
-    // working directory of the call is then its workspace.
-    const cwd = opts.cwd;
-    if (mode === "workspace-write" && cwd && cwd !== "/" && !run.policy.writableRoots.some((r) => cwd === r || cwd.startsWith(r + "/"))) {
+    // A daemon connection has its own allowed roots, and a CLI request names its directory:
+    // those (and the validated working directory of the call) are then its workspace.
+    if (mode === "workspace-write") {
       const p = run.policy;
-      run = this.makeRun({ ...p, writableRoots: [...p.writableRoots, cwd], readOnlyUnderWritable: [...p.readOnlyUnderWritable, ...gitControlFiles(cwd)] });
+      const extra = [...new Set([...(opts.roots ?? []), ...(opts.cwd ? [opts.cwd] : [])])].filter(
+        (dir) => dir !== "/" && !p.writableRoots.some((r) => dir === r || dir.startsWith(r + "/")),
+      );
+      if (extra.length) {
+        run = this.makeRun({ ...p, writableRoots: [...p.writableRoots, ...extra], readOnlyUnderWritable: [...p.readOnlyUnderWritable, ...extra.flatMap(gitControlFiles)] });
+      }
     }
     return { label: mode, level: run.level, run };
   }

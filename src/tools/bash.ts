@@ -118,6 +118,7 @@ export const bashTool = defineTool({
     "background; {needs_confirmation, command, message} when approval is needed.",
   schema,
   result,
+  taskSupport: "optional",
   async run(input, ctx): Promise<ToolResult> {
     if (input.service !== undefined) {
       return startDeclaredService({ ...input, service: input.service }, ctx, (a): Promise<ToolResult> => bashTool.run(a as typeof input, ctx));

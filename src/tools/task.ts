@@ -46,6 +46,7 @@ export const taskTool = defineTool({
     "in the foreground; {task_id, status: 'running', prompt} with background.",
   schema,
   result,
+  taskSupport: "optional",
   async run(args, ctx) {
     const env = childEnv(args.env);
     const template = resolveAgentTemplate(ctx.config.agent_command, env.PATH);
@@ -75,11 +76,16 @@ export const taskTool = defineTool({
     };
     if (args.background) {
       const task = await ctx.launcher.launch({ ...request, background: true }).catch(startFailed);
+      ctx.onTask?.(task);
       // Parity shape {task_id, status, prompt}: task_output and task_list carry the sandbox fields.
       return { task_id: task.id, status: "running", prompt: args.prompt };
     }
     const timeoutSeconds = args.timeout_seconds ?? ctx.config.task_timeout_seconds;
-    const { outcome, task } = await runForeground(ctx.launcher, request, { timeoutMs: timeoutSeconds * 1000, signal: ctx.signal }).catch(startFailed);
+    const { outcome, task } = await runForeground(ctx.launcher, request, {
+      timeoutMs: timeoutSeconds * 1000,
+      signal: ctx.signal,
+      onStart: (task) => void ctx.onTask?.(task),
+    }).catch(startFailed);
     const output = runOutput(task, ctx.config.max_output_bytes);
     if (outcome === "timeout") {
       throw new CodedError("TIMEOUT", `Subagent timed out after ${timeoutSeconds} seconds`, { prompt: args.prompt, timeout_seconds: timeoutSeconds, ...output, ...sandboxFields(task) });

@@ -6,6 +6,7 @@ import type { Runtime } from "../runtime/types.ts";
 import type { ConfirmationPolicy } from "../safety/command-guard.ts";
 import type { PendingConfirmations } from "../safety/confirmations.ts";
 import type { Sandbox } from "../sandbox/setup.ts";
+import type { SandboxMode } from "../sandbox/policy.ts";
 
 /** What a tool may use: the shared mechanisms of one ToolHost. */
 export interface ToolContext {
@@ -22,6 +23,8 @@ export interface ToolContext {
   confirmations: PendingConfirmations;
   /** The server's OS sandbox (SPEC §11): default mode, level, per-call wrappers. */
   sandbox: Sandbox;
+  /** This caller's default mode: the server's, or what a daemon connection declared. */
+  sandboxMode: SandboxMode;
   confirmationPolicy: ConfirmationPolicy;
   /** Aborted when the caller goes away (MCP cancellation, shutdown). */
   signal: AbortSignal;
@@ -45,6 +48,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   annotations: ToolAnnotations;
   description: string;
   schema: S;
+  /** May run as an MCP task (SPEC §12): calls that launch a process whose end is their result. */
+  taskSupport?: "optional";
   /** What a successful call returns (its MCP outputSchema adds the error shape). */
   result: z.ZodType;
   /** Returns the result; a failure is thrown (a CodedError) and shaped by ToolHost.call. */

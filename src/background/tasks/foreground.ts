@@ -47,8 +47,9 @@ export async function runForeground(
     stop?.();
   }
   if (outcome === "backgrounded") {
-    // Adopted as is: same process, same output streams, nothing restarted or lost.
-    launcher.adopt(task);
+    // Adopted as is: same process, same output streams, nothing restarted or lost (once: a
+    // call run as an MCP task is adopted at its start).
+    if (task.id === null) launcher.adopt(task);
   } else if (outcome === "timeout" || outcome === "cancelled") {
     if (task.running) {
       await task.kill();

@@ -16,7 +16,7 @@ export const sandboxParameter = z
 
 /** The containment of a call whose mode was settled by guardSandbox, in its validated `cwd`. */
 export function callSandbox(ctx: ToolContext, mode: SandboxMode, cwd: string, opts: { agent?: boolean } = {}): CallSandbox {
-  const call = ctx.sandbox.forCall(mode, { ...opts, cwd });
+  const call = ctx.sandbox.forCall(mode, { ...opts, cwd, roots: ctx.allowedRoots });
   const report: TaskSandbox = { mode: call.label, ...(call.level ? { level: call.level } : {}) };
   if (call.run) Object.assign(report, { writableRoots: call.run.policy.writableRoots, network: call.run.policy.network });
   return { run: call.run, report };
@@ -39,7 +39,7 @@ export async function guardSandbox(
   ctx: ToolContext,
   args: { key: string; field: "command" | "prompt"; sandbox?: SandboxMode; confirmed?: boolean; description?: string; binding: string },
 ): Promise<{ mode: SandboxMode } | { result: ToolResult }> {
-  const server = ctx.sandbox.mode;
+  const server = ctx.sandboxMode;
   const mode = args.sandbox ?? server;
   if (args.sandbox !== undefined && strictness(mode) < strictness(server)) {
     const record = `\0sandbox\0${args.binding}`;
