@@ -15,6 +15,7 @@ import { drain, stats } from "./lib.ts";
 const N = Number(process.env.N ?? 300);
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "as-breakdown-")));
 const host = new ToolHost({ cwd: scratch, config: { state_dir: join(scratch, "state") } });
+const hostOff = new ToolHost({ cwd: scratch, config: { state_dir: join(scratch, "state-off"), sandbox: "off" } });
 
 const steps: Record<string, () => Promise<unknown>> = {
   "1 raw Bun.spawn, socketpair pipes": async () => {
@@ -45,7 +46,11 @@ const steps: Record<string, () => Promise<unknown>> = {
     await h.groupAlive();
     h.dispose();
   },
-  "6 ToolHost.call bash (whole tool, no MCP)": async () => {
+  "6 ToolHost.call bash, --sandbox off (whole tool, no MCP)": async () => {
+    const r: any = await hostOff.call("bash", { command: "true" });
+    if (r.exit_code !== 0) throw new Error(JSON.stringify(r));
+  },
+  "7 ToolHost.call bash, sandboxed default (whole tool, no MCP)": async () => {
     const r: any = await host.call("bash", { command: "true" });
     if (r.exit_code !== 0) throw new Error(JSON.stringify(r));
   },
@@ -66,6 +71,7 @@ for (let r = 0; r < ROUNDS; r++) {
   }
 }
 await host.close();
+await hostOff.close();
 rmSync(scratch, { recursive: true, force: true });
 
 const base = stats(samples[names[0]!]!).p50;
