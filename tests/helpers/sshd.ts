@@ -56,13 +56,19 @@ async function keygen(path: string): Promise<void> {
   if ((await p.exited) !== 0) throw new Error(`ssh-keygen failed: ${await new Response(p.stderr).text()}`);
 }
 
-export async function startSshd(opts: { maxSessions?: number } = {}): Promise<Sshd> {
+export interface SshdOptions {
+  maxSessions?: number;
+  /** Content of the remote ~/.bashrc (default: a lean one). */
+  bashrc?: string;
+}
+
+export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "as-sshd-")));
   try {
     const home = join(dir, "home");
     mkdirSync(home, { mode: 0o700 });
     // A lean rc: per-command latency is dominated by the remote rc files (PLATFORM-NOTES).
-    writeFileSync(join(home, ".bashrc"), "# lean test rc\n");
+    writeFileSync(join(home, ".bashrc"), opts.bashrc ?? "# lean test rc\n");
     writeFileSync(join(home, ".profile"), "# lean test profile\n");
     await keygen(join(dir, "host_ed25519"));
     await keygen(join(dir, "client_ed25519"));

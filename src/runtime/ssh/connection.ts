@@ -8,6 +8,7 @@ import { ControlShell } from "./control-shell.ts";
 import { connectError, SshError } from "./errors.ts";
 import { fingerprint, verifyHostKey } from "./known-hosts.ts";
 import { SessionSlots, type SlotPriority } from "./slots.ts";
+import { SpawnerPool } from "./spawner-pool.ts";
 
 const KEEPALIVE_MS = 5_000;
 /** How long close() lets queued control scripts finish. */
@@ -50,6 +51,8 @@ export class SshConnection {
   private shell: ControlShell | null = null;
   private shellStarting: Promise<ControlShell> | null = null;
   private readonly slots = new SessionSlots(DEFAULT_MAX_SESSIONS);
+  /** Persistent shells that start foreground commands without the rc files' cost. */
+  readonly spawners = new SpawnerPool(this);
   private closed = false;
   /** Increments on every new connection; a handle compares it to notice reconnections. */
   generation = 0;
@@ -62,6 +65,8 @@ export class SshConnection {
     private readonly killGraceSeconds: number,
   ) {
     this.target = `${this.user}@${cfg.host}:${cfg.port}`;
+    // Idle spawners hold slots: a channel that would wait for one gets it back from them.
+    this.slots.onWait = () => this.spawners.releaseIdle();
   }
 
   get user(): string {

@@ -48,6 +48,11 @@ export class SshRuntime implements Runtime {
       }
       return new DurableHandle(conn, name, Number(m[1]));
     }
+    if (!spec.tty && spec.stdin !== "pipe") {
+      // The common case: a persistent spawner, without the remote rc files' cost per command.
+      const handle = await conn.spawners.spawn(spec.command, spec.cwd, spec.env, spec.stdin);
+      if (handle) return handle;
+    }
     const script = directScript(spec.command, spec.cwd, spec.env, spec.tty !== undefined);
     return ChannelHandle.open(conn, script, {
       tty: spec.tty ? { ...spec.tty, term: spec.env.TERM ?? "xterm-256color" } : undefined,

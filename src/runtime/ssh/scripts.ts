@@ -121,3 +121,58 @@ export function signalScript(pgid: number, signal: string): string {
     `exit 0`,
   ].join("\n");
 }
+
+/**
+ * The persistent spawner (spawner.ts): a bash started once per spawner channel, after the
+ * remote login shell has run the user's rc files once; every command it starts inherits
+ * that environment without paying for the rc files again. It reads requests (spawnScript)
+ * from its stdin and runs one command at a time:
+ * - the command runs in its own session (`setsid` without a fork: a background job of a
+ *   shell without job control is no group leader), so `$BASHPID` before the exec is its
+ *   pgid; it first waits for `go`, sent once the control shell tracks the group;
+ * - its stdout and stderr go through `cat` relays, which print the end marker `E` when the
+ *   last holder of the pipe has closed it, as a channel would end at end-of-file;
+ * - the spawner prints `X<code>` or `K<signal name>` when the leader ends. `wait` gives
+ *   128+N for both `exit 128+N` and death by signal N; the job table, written by the CHLD
+ *   trap before `wait` returns, still tells them apart ("Exit 137" vs "Killed").
+ * stdin of the job is named explicitly: without job control bash gives background jobs
+ * /dev/null, and the job must read its `go` from the channel.
+ */
+export const SPAWNER_PRELUDE = [
+  `agent_jf=$(mktemp 2>/dev/null) || agent_jf="\${TMPDIR:-/tmp}/agent-shell-jobs.$$"`,
+  `trap 'rm -f "$agent_jf"' EXIT`,
+  `trap 'jobs -l >"$agent_jf" 2>/dev/null' CHLD`,
+  `agent_run() {`,
+  `  agent_child <&0 > >(cat; printf '%sE\\n' "$agent_n") 2> >(cat >&2; printf '%sE\\n' "$agent_n" >&2) &`,
+  `  agent_p=$!`,
+  `  wait $agent_p; agent_st=$?`,
+  `  while kill -0 $agent_p 2>/dev/null; do wait $agent_p; agent_st=$?; done`,
+  `  agent_x="X$agent_st"`,
+  `  if [ $agent_st -gt 128 ]; then`,
+  `    agent_c=; agent_d=; read -r _ _ agent_c agent_d _ <"$agent_jf"`,
+  `    [ "$agent_c" = $agent_st ] || [ "$agent_d" = $agent_st ] || agent_x="K$(kill -l $agent_st)"`,
+  `  fi`,
+  `  printf '%s%s\\n' "$agent_n" "$agent_x"`,
+  `}`,
+  ``,
+].join("\n");
+
+/**
+ * One command for the spawner: markers `C` (no such working directory), `P<pgid>` on
+ * stdout and `S` on stderr when the command's bytes begin (see SPAWNER_PRELUDE).
+ */
+export function spawnScript(nonce: string, command: string, cwd: string, env: Record<string, string>, stdin: null | { text: string }): string {
+  const input = stdin === null ? `</dev/null` : `< <(printf -- ${printfExact(stdin.text)})`;
+  return [
+    `agent_n=${nonce}`,
+    `agent_child() {`,
+    `cd -- ${remoteDir(cwd)} 2>/dev/null || { printf '%sC\\n' "$agent_n"; exit 126; }`,
+    exportEnv(env),
+    `printf '%sP%s\\n' "$agent_n" "$BASHPID"; printf '%sS\\n' "$agent_n" >&2`,
+    `IFS= read -r agent_go || exit 125`,
+    `exec setsid bash --norc -c ${shq(command)} ${input}`,
+    `}`,
+    `agent_run`,
+    ``,
+  ].join("\n");
+}

@@ -17,6 +17,9 @@ export class SessionSlots {
   private inUse = 0;
   private waiters: Waiter[] = [];
 
+  /** Called when a channel has to wait for a slot (the pool then gives back an idle one). */
+  onWait: (() => void) | null = null;
+
   constructor(private limit: number) {}
 
   get used(): number {
@@ -26,7 +29,9 @@ export class SessionSlots {
   /** Resolves when a slot is held; call the returned function exactly once to give it back. */
   async acquire(priority: SlotPriority): Promise<() => void> {
     if (!this.canTake(priority)) {
-      await new Promise<void>((resolve) => this.waiters.push({ priority, resolve }));
+      const waited = new Promise<void>((resolve) => this.waiters.push({ priority, resolve }));
+      this.onWait?.();
+      await waited;
     } else {
       this.inUse++;
     }
