@@ -24,17 +24,32 @@ export class SpawnerPool {
    * may be opened (the caller then uses a channel of its own).
    */
   async spawn(command: string, cwd: string, env: Record<string, string>, stdin: null | { text: string }): Promise<ProcessHandle | null> {
-    const spawner = this.takeIdle() ?? (await this.openOne());
+    let spawner = this.takeIdle() ?? (await this.openOne());
     if (!spawner) return null;
-    const handle = spawner.start(command, cwd, env, stdin);
-    void handle.finished.then((ok) => {
-      if (ok && !spawner.closed) this.idle.push(spawner);
-    });
-    // A NOT_FOUND rejection leaves the spawner usable once its markers are through (above).
-    await handle.started;
+    let handle = this.startOn(spawner, command, cwd, env, stdin);
+    try {
+      await handle.started;
+    } catch (e) {
+      // An idle spawner whose connection had just dropped: the command never got its `go`,
+      // so it did not run; start it once more (on a new connection if need be).
+      if (!spawner.closed) throw e;
+      spawner = this.takeIdle() ?? (await this.openOne());
+      if (!spawner) return null;
+      handle = this.startOn(spawner, command, cwd, env, stdin);
+      await handle.started;
+    }
     // As for a channel of its own: the command waits until the remote watchdog knows it.
     await this.conn.track(handle.pgid);
     handle.go();
+    return handle;
+  }
+
+  private startOn(spawner: Spawner, command: string, cwd: string, env: Record<string, string>, stdin: null | { text: string }) {
+    const handle = spawner.start(command, cwd, env, stdin);
+    // A NOT_FOUND rejection of `started` leaves the spawner usable once its markers are through.
+    void handle.finished.then((ok) => {
+      if (ok && !spawner.closed) this.idle.push(spawner);
+    });
     return handle;
   }
 
