@@ -53,6 +53,13 @@ describe("a remote host with a slow ~/.bashrc", () => {
     expect(r.exit_code).toBe(0);
   });
 
+  test("background tasks see it too (started by the control shell, which ran the rc once)", async () => {
+    const bg = await server.call("bash", { command: "as-rc-tool bg", host: "slow", run_in_background: true });
+    const out = await server.call("task_output", { task_id: bg.task_id, wait: true, timeout: 30 });
+    expect(out.stdout).toBe("rc tool ok: bg\n");
+    expect(out.exit_code).toBe(0);
+  });
+
   test("100 sequential remote `true`: median ≤ 20 ms, total ≤ 1/5 of 100 × `ssh host true`", async () => {
     const before = rcRuns();
     // `ssh host true` pays the handshake and the rc every time: 10 of them, scaled to 100.
