@@ -8,8 +8,8 @@ import { remoteGroupAlive, signalRemoteGroup } from "./remote-group.ts";
 const MAX_PREAMBLE_BYTES = 64 * 1024;
 
 /**
- * A remote command streamed directly on its own exec channel: foreground commands, tty
- * sessions and commands whose stdin stays open. The first output line is `P<pgid>`
+ * A remote command streamed directly on its own exec channel: tty sessions, commands whose
+ * stdin stays open, and foreground commands when every spawner is busy (spawner-pool.ts). The first output line is `P<pgid>`
  * (see scripts.ts); the rest is the command's output. Signals go through the control shell
  * (`kill -- -PGID`), because sshd ignores channel signals for root logins.
  * If the connection drops, the remote group is killed once the host is reachable again
