@@ -1,11 +1,11 @@
 /**
  * Peer benchmark: the same workloads against agent-shell (over MCP stdio), the raw
  * `bash -c` floor (Bun.spawn in this process, no protocol at all), and
- * @wonderwhy-er/desktop-commander from npm (over MCP stdio; installed into a temp dir at
+ * bash-command-mcp and @wonderwhy-er/desktop-commander from npm (over MCP stdio; installed into a temp dir at
  * bench time with `npm install --ignore-scripts`, never into this project's dependencies).
  *
  *   bun run build.ts && bun run bench/peers.ts
- *   DC_DIR=/path/with/node_modules  reuse an existing desktop-commander install
+ *   PEERS_DIR=/path/with/node_modules  reuse an existing install of both peers
  *   BENCH_QUICK=1                   fewer repetitions (smoke run)
  *
  * Prints one markdown table (date, machine, versions, the command). A peer that lacks a
@@ -236,6 +236,42 @@ function desktopCommander(dcDir: string, home: string, workdir: string): Peer {
   };
 }
 
+function bashCommandMcp(dir: string, workdir: string): Peer {
+  const pkg = join(dir, "node_modules/bash-command-mcp");
+  const version = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")).version;
+  const mcp = new McpPeer("node", [join(pkg, "dist/index.js")], envWithout("AGENT_SHELL_"), workdir);
+  const text = (r: any) => (r.content as any[]).map((c) => c.text ?? "").join("");
+  return {
+    name: "bash-command-mcp",
+    version,
+    lacks: {},
+    start: () => mcp.connect(),
+    pid: () => mcp.pid(),
+    async fg(command) {
+      const t = text(await mcp.call("run", { command, timeoutSeconds: 600 }));
+      const exit = /^EXIT_CODE: (-?\d+)/m.exec(t);
+      const out = /\nSTDOUT:\n([\s\S]*?)(?:\nSTDERR:\n|$)/.exec(t)?.[1] ?? "";
+      return { stdoutBytes: Buffer.byteLength(out), exit: exit ? Number(exit[1]) : null };
+    },
+    async bgStart(command) {
+      const t = text(await mcp.call("run_background", { command }));
+      const m = /PID: (\d+)/.exec(t);
+      if (!m) throw new Error(`no PID in: ${t.slice(0, 200)}`);
+      return m[1]!;
+    },
+    async bgWaitDone(id) {
+      await mcp.call("wait_background", { pid: Number(id), timeoutSeconds: 600 });
+    },
+    async listRunning() {
+      return (text(await mcp.call("list_background", {})).match(/STATUS: running/g) ?? []).length;
+    },
+    async kill(id) {
+      await mcp.call("kill_background", { pid: Number(id) });
+    },
+    close: () => mcp.close(),
+  };
+}
+
 /** The floor: Bun.spawn(["bash", "-c", …]) in this very process; no protocol, no registry. */
 function floor(): Peer {
   const procs = new Map<string, ReturnType<typeof Bun.spawn>>();
@@ -398,12 +434,13 @@ async function runPeer(make: () => Peer): Promise<Row> {
 
 // ---------------------------------------------------------------------------------------
 
-async function installDesktopCommander(): Promise<{ dir: string; temp: boolean }> {
-  if (process.env.DC_DIR) return { dir: process.env.DC_DIR, temp: false };
-  const dir = mkdtempSync(join(tmpdir(), "bench-dc-"));
-  console.error(`installing @wonderwhy-er/desktop-commander into ${dir} (npm install --ignore-scripts) …`);
+/** Installs the peers from npm into one temp dir (PEERS_DIR reuses an existing install). */
+async function installPeers(): Promise<{ dir: string; temp: boolean }> {
+  if (process.env.PEERS_DIR) return { dir: process.env.PEERS_DIR, temp: false };
+  const dir = mkdtempSync(join(tmpdir(), "bench-peers-"));
+  console.error(`installing @wonderwhy-er/desktop-commander and bash-command-mcp into ${dir} (npm install --ignore-scripts) …`);
   writeFileSync(join(dir, "package.json"), '{"name":"bench-peer","private":true}');
-  await $`npm install --ignore-scripts --no-audit --no-fund --silent @wonderwhy-er/desktop-commander`.cwd(dir).quiet();
+  await $`npm install --ignore-scripts --no-audit --no-fund --silent @wonderwhy-er/desktop-commander bash-command-mcp`.cwd(dir).quiet();
   return { dir, temp: true };
 }
 
@@ -417,12 +454,13 @@ const dcHome = mkdtempSync(join(tmpdir(), "bench-dc-home-"));
 // desktop-commander reads ~/.claude-server-commander/config.json: telemetry off, nothing written to the real home.
 mkdirSync(join(dcHome, ".claude-server-commander"));
 writeFileSync(join(dcHome, ".claude-server-commander/config.json"), JSON.stringify({ telemetryEnabled: false }));
-const dc = await installDesktopCommander();
+const dc = await installPeers();
 
 const rows: Row[] = [];
 try {
   rows.push(await runPeer(floor));
   rows.push(await runPeer(() => agentShell(workdir)));
+  rows.push(await runPeer(() => bashCommandMcp(dc.dir, workdir)));
   rows.push(await runPeer(() => desktopCommander(dc.dir, dcHome, workdir)));
 } finally {
   rmSync(workdir, { recursive: true, force: true });
@@ -434,7 +472,7 @@ const out = [
   `### Peer benchmark — ${date}`,
   "",
   `- Machine: ${machine}${process.env.BENCH_NOTE ? ` (${process.env.BENCH_NOTE})` : ""}`,
-  `- Versions: ${rows[1]?.peer} (commit ${commit}), Bun ${Bun.version}, Node ${nodeVersion}, ${rows[2]?.peer}`,
+  `- Versions: ${rows[1]?.peer} (commit ${commit}), Bun ${Bun.version}, Node ${nodeVersion}, ${rows.slice(2).map((r) => r.peer).join(", ")}`,
   `- Command: \`bun run build.ts && bun run bench/peers.ts\`${QUICK ? " (BENCH_QUICK=1)" : ""}`,
   `- Repetitions: fg latency ${N_LATENCY} (after 10 warm-up), 1 MB ${N_MB}, background overhead ${N_BG_OVERHEAD}, cold start ${N_COLD}; medians unless marked`,
   "",
