@@ -94,8 +94,7 @@ export class ToolHost {
   private readonly byName = new Map<string, ToolDefinition>(TOOLS.map((t) => [t.name, t]));
   private closing: Promise<void> | null = null;
   /** The result of each call run as an MCP task, by its task (gone with the task). */
-  private readonly callResults = new WeakMap<Task, Promise<ToolResult>>();
-  private readonly settled = new WeakSet<Task>();
+  private readonly callResults = new WeakMap<Task, { result: Promise<ToolResult>; settled: boolean }>();
 
   constructor(options: HostOptions = {}) {
     this.config = ConfigSchema.parse(options.config ?? {});
@@ -197,8 +196,9 @@ export class ToolHost {
     });
     const first = await Promise.race([started.then((task) => ({ task })), result.then((r) => ({ result: r }))]);
     if (!("task" in first)) return first;
-    this.callResults.set(first.task, result);
-    void result.then(() => this.settled.add(first.task));
+    const entry = { result, settled: false };
+    this.callResults.set(first.task, entry);
+    void result.then(() => (entry.settled = true));
     return { task: first.task, result };
   }
 
@@ -218,14 +218,14 @@ export class ToolHost {
    */
   async taskResult(task: Task): Promise<ToolResult> {
     const own = this.callResults.get(task);
-    if (own) return own;
+    if (own) return own.result;
     await task.ended;
     return this.call("task_output", { task_id: task.id });
   }
 
   /** Whether the call behind a task has its result (an MCP task stays `working` until then). */
   hasSettled(task: Task): boolean {
-    return !task.running && (!this.callResults.has(task) || this.settled.has(task));
+    return !task.running && (this.callResults.get(task)?.settled ?? true);
   }
 
   /** Called with the `task_finished` notice of each background task when it ends. */

@@ -45,10 +45,6 @@ export class Spawner {
     else this.closeListeners.push(listener);
   }
 
-  get busy(): boolean {
-    return this.current !== null;
-  }
-
   /** Sends one command; the handle reports its start, output and end. */
   start(command: string, cwd: string, env: Record<string, string>, stdin: null | { text: string }): SpawnedHandle {
     if (this.current) throw new Error("spawner is busy");
