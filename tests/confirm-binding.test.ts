@@ -134,8 +134,9 @@ describe("pending confirmations are bounded", () => {
       for (let i = 0; i < 200; i++) await t.call("bash", { command: `rm -f ${i}-${filler}` });
       const before = rss();
       for (let i = 200; i < 10_000; i++) await t.call("bash", { command: `rm -f ${i}-${filler}` });
-      // Kept, 9,800 × 10 KB commands would be ~100 MB more (twice that as JS strings).
-      expect(rss() - before).toBeLessThan(40);
+      // Kept, 9,800 × 10 KB commands would be ~100 MB more (twice that as JS strings); the
+      // garbage collector's timing alone moves the figure by tens of MB (measured 25–43).
+      expect(rss() - before).toBeLessThan(60);
     } finally {
       await t.close();
     }
