@@ -15,7 +15,7 @@ import { sandboxedExit } from "../sandbox/exit-status.ts";
 const sandboxed = new WeakMap<Bun.Subprocess, { init: number | null }>();
 
 /** Where the child's stdio goes: pipe fds, or a pseudo-terminal (Bun's `terminal` option). */
-interface StdioOptions {
+export interface StdioOptions {
   stdin?: number | "ignore";
   stdout?: number;
   stderr?: number;
@@ -57,26 +57,38 @@ const cgroups = new WeakMap<Bun.Subprocess, TaskCgroup>();
  * a pipe as fd 4 on which it reports its namespace init's pid (for a cheap liveness check).
  */
 function spawnSandboxed(spec: SpawnSpec, argv: string[], stdio: StdioOptions, cwd: { path: string; fd: number | null }): Bun.Subprocess {
-  const [infoR, infoW] = createPipe();
   const pinFd = cwd.fd ?? openSync("/dev/null", "r");
-  let proc: Bun.Subprocess;
   try {
     const pin = cwd.fd !== null ? { fd: 3, shell: spec.argv === undefined } : undefined;
     const wrapped = spec.sandbox!.wrap(argv, spec.cwd, spec.env, { pin, infoFd: 4 });
+    // The Landlock launcher execs the command itself: its exit status and group are the usual ones.
+    if (spec.sandbox!.level === "landlock") {
+      const { stdin, stdout, stderr, ...rest } = stdio;
+      const fds = [stdin ?? (stdio.terminal ? null : "ignore"), stdout ?? null, stderr ?? null, pinFd];
+      return Bun.spawn(wrapped.argv, { ...rest, stdio: fds, cwd: cwd.path, env: wrapped.env, detached: true } as never);
+    }
+    return spawnBwrap(wrapped, stdio, pinFd, cwd.path);
+  } finally {
+    if (cwd.fd === null) closeSync(pinFd);
+  }
+}
+
+/**
+ * Starts a bwrap command line (made with `--info-fd 4`) with `fd3` as its fd 3, and learns
+ * the host pid of its namespace init from fd 4. The child leads its own session.
+ */
+export function spawnBwrap(wrapped: { argv: string[]; env: Record<string, string> }, stdio: StdioOptions, fd3: number, cwd: string): Bun.Subprocess {
+  const [infoR, infoW] = createPipe();
+  let proc: Bun.Subprocess;
+  try {
     const { stdin, stdout, stderr, ...rest } = stdio;
-    const fds = [stdin ?? (stdio.terminal ? null : "ignore"), stdout ?? null, stderr ?? null, pinFd, infoW];
-    proc = Bun.spawn(wrapped.argv, { ...rest, stdio: fds, cwd: cwd.path, env: wrapped.env, detached: true } as never);
+    const fds = [stdin ?? (stdio.terminal ? null : "ignore"), stdout ?? null, stderr ?? null, fd3, infoW];
+    proc = Bun.spawn(wrapped.argv, { ...rest, stdio: fds, cwd, env: wrapped.env, detached: true } as never);
   } catch (e) {
     closeSync(infoR);
     throw e;
   } finally {
     closeSync(infoW);
-    if (cwd.fd === null) closeSync(pinFd);
-  }
-  // The Landlock launcher execs the command itself: its exit status and group are the usual ones.
-  if (spec.sandbox!.level === "landlock") {
-    closeSync(infoR);
-    return proc;
   }
   const state = { init: null as number | null };
   sandboxed.set(proc, state);

@@ -5,6 +5,7 @@ import { LocalProcess, spawnChild } from "./local-process.ts";
 import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
 import { spawnLocalPty } from "./local-pty.ts";
+import { claimWarmSandbox } from "./warm-sandbox.ts";
 
 /**
  * Local processes on real pipes. Every child leads its own session and process group
@@ -22,6 +23,8 @@ export class LocalRuntime implements Runtime {
 }
 
 export function spawnLocalPipes(spec: SpawnSpec): ProcessHandle {
+  const built = claimWarmSandbox(spec);
+  if (built) return feedStdin(spec, new LocalPipesHandle(built.proc, built.stdout, built.stderr, built.stdin));
   const fds: number[] = [];
   try {
     const [outR, outW] = createPipe();
@@ -37,12 +40,7 @@ export function spawnLocalPipes(spec: SpawnSpec): ProcessHandle {
     const proc = spawnChild(spec, { stdin: stdinR ?? "ignore", stdout: outW, stderr: errW });
     // The child has its copies; ours must go or EOF never comes.
     for (const fd of [outW, errW, stdinR]) if (fd !== null) closeSync(fd);
-    const handle = new LocalPipesHandle(proc, outR, errR, stdinW);
-    if (spec.stdin !== null && spec.stdin !== "pipe") {
-      const text = spec.stdin.text;
-      void handle.write(text).finally(() => handle.closeStdin());
-    }
-    return handle;
+    return feedStdin(spec, new LocalPipesHandle(proc, outR, errR, stdinW));
   } catch (e) {
     for (const fd of fds) {
       try {
@@ -51,6 +49,15 @@ export function spawnLocalPipes(spec: SpawnSpec): ProcessHandle {
     }
     throw e;
   }
+}
+
+/** A spec's stdin text is written, then closed. */
+function feedStdin(spec: SpawnSpec, handle: LocalPipesHandle): ProcessHandle {
+  if (spec.stdin !== null && spec.stdin !== "pipe") {
+    const text = spec.stdin.text;
+    void handle.write(text).finally(() => handle.closeStdin());
+  }
+  return handle;
 }
 
 class LocalPipesHandle extends LocalProcess implements ProcessHandle {

@@ -81,6 +81,30 @@ function checkScript(stateRoot: string): string {
   return path;
 }
 
+/**
+ * The hidden paths that exist now (and whether each is a directory): what the mounts
+ * covering them look like. Nothing can create one of them from inside, but one created
+ * outside after a sandbox was built is not covered in it (runtime/warm-sandbox.ts checks).
+ */
+export function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string; directory: boolean }[] {
+  const found: { path: string; directory: boolean }[] = [];
+  for (const p of policy.denyRead) {
+    // Hiding the directory the command starts in would leave it nowhere (e.g. `run --cwd <state dir>`).
+    if (startsUnder(cwd, p)) continue;
+    try {
+      found.push({ path: p, directory: statSync(p).isDirectory() });
+    } catch {
+      // nothing there to hide (and nothing can create it outside the writable roots)
+    }
+  }
+  return found;
+}
+
+/** Whether `cwd` is `dir` or inside it. */
+export function startsUnder(cwd: string, dir: string): boolean {
+  return cwd === dir || cwd.startsWith(dir + "/");
+}
+
 /** argv (and env) that run `argv` under bwrap with `policy`, starting in `cwd` (already validated). */
 export function bwrapCommand(
   bwrap: string,
@@ -93,17 +117,9 @@ export function bwrapCommand(
   for (const root of policy.writableRoots) args.push("--bind", root, root);
   for (const p of policy.readOnlyUnderWritable) args.push("--ro-bind", p, p);
   let empty: string | null = null;
-  for (const p of policy.denyRead) {
-    // Hiding the directory the command starts in would leave it nowhere (e.g. `run --cwd <state dir>`).
-    if (opts.cwd === p || opts.cwd.startsWith(p + "/")) continue;
-    let st;
-    try {
-      st = statSync(p);
-    } catch {
-      continue; // nothing there to hide (and nothing can create it outside the writable roots)
-    }
-    if (st.isDirectory()) args.push("--perms", "0000", "--tmpfs", p);
-    else args.push("--ro-bind", (empty ??= emptyFile(opts.stateRoot)), p);
+  for (const hidden of hiddenPaths(policy, opts.cwd)) {
+    if (hidden.directory) args.push("--perms", "0000", "--tmpfs", hidden.path);
+    else args.push("--ro-bind", (empty ??= emptyFile(opts.stateRoot)), hidden.path);
   }
   // bwrap enters the validated path by name; a bash command first checks (BASH_ENV) that
   // it is the very directory that was validated and pinned, in case it was swapped meanwhile.

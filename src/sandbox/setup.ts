@@ -4,6 +4,9 @@ import { landlockCommand } from "./landlock/index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
 import { buildPolicy, gitControlFiles, type PolicyInputs } from "./roots.ts";
 
+/** Distinct policies kept (connections and CLI requests with roots of their own each make one). */
+const MAX_CACHED_RUNS = 64;
+
 /** What a result says about containment: the mode applied, or why there was none. */
 export type SandboxLabel = SandboxMode | "remote" | "unavailable";
 
@@ -22,6 +25,11 @@ export interface SandboxRun {
     env: Record<string, string>,
     fds?: { pin?: { fd: number; shell: boolean }; infoFd?: number },
   ): { argv: string[]; env: Record<string, string> };
+  /**
+   * namespaces level: wraps a launcher that learns its command later, so the sandbox can be
+   * built before the command comes (runtime/warm-sandbox.ts); it starts in `/`.
+   */
+  wrapAhead?(launcher: string[], infoFd: number): { argv: string[]; env: Record<string, string> };
 }
 
 /** Thrown when a mode set explicitly cannot be provided here (faces exit 2). */
@@ -107,23 +115,32 @@ export class Sandbox {
     if (mode === "off") return { label: "off" };
     if (this.choice.level === null) return { label: "unavailable" };
     const key = `${mode}:${opts.agent === true}`;
-    let run = this.cache.get(key);
-    if (!run) {
-      run = this.makeRun(this.policy(mode, opts.agent === true));
-      this.cache.set(key, run);
-    }
+    let run = this.cached(key, () => this.makeRun(this.policy(mode, opts.agent === true)));
     // A daemon connection has its own allowed roots, and a CLI request names its directory:
     // those (and the validated working directory of the call) are then its workspace.
     if (mode === "workspace-write") {
       const p = run.policy;
       const extra = [...new Set([...(opts.roots ?? []), ...(opts.cwd ? [opts.cwd] : [])])].filter(
         (dir) => dir !== "/" && !p.writableRoots.some((r) => dir === r || dir.startsWith(r + "/")),
-      );
+      ).sort();
       if (extra.length) {
-        run = this.makeRun({ ...p, writableRoots: [...p.writableRoots, ...extra], readOnlyUnderWritable: [...p.readOnlyUnderWritable, ...extra.flatMap(gitControlFiles)] });
+        run = this.cached(`${key}:${extra.join(":")}`, () =>
+          this.makeRun({ ...p, writableRoots: [...p.writableRoots, ...extra], readOnlyUnderWritable: [...p.readOnlyUnderWritable, ...extra.flatMap(gitControlFiles)] }),
+        );
       }
     }
     return { label: mode, level: run.level, run };
+  }
+
+  /** One run per policy: a run keeps its sandbox built ahead (runtime/warm-sandbox.ts) between calls. */
+  private cached(key: string, make: () => SandboxRun): SandboxRun {
+    let run = this.cache.get(key);
+    if (!run) {
+      if (this.cache.size >= MAX_CACHED_RUNS) this.cache.delete(this.cache.keys().next().value!);
+      run = make();
+      this.cache.set(key, run);
+    }
+    return run;
   }
 
   /** The policy a mode means here (for `sandbox check` and `config show`). */
@@ -147,7 +164,12 @@ export class Sandbox {
     if (choice.level === "namespaces") {
       const bwrap = choice.bwrap.path;
       const stateRoot = this.settings.stateRoot;
-      return { policy, level: "namespaces", wrap: (argv, cwd, env, fds) => bwrapCommand(bwrap, policy, argv, { cwd, stateRoot, env, ...fds }) };
+      return {
+        policy,
+        level: "namespaces",
+        wrap: (argv, cwd, env, fds) => bwrapCommand(bwrap, policy, argv, { cwd, stateRoot, env, ...fds }),
+        wrapAhead: (launcher, infoFd) => bwrapCommand(bwrap, policy, launcher, { cwd: "/", stateRoot, env: {}, infoFd }),
+      };
     }
     return { policy, level: "landlock", wrap: (argv, _cwd, env) => ({ argv: landlockCommand(policy, argv), env }) };
   }
