@@ -1,6 +1,6 @@
 import { blockedOnInput } from "./input-blocked.ts";
 import { pinCwd } from "./pinned-cwd.ts";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, openSync, readFileSync } from "node:fs";
 import { createPipe } from "./pipes.ts";
 import { groupAlive, memberAlive, signalGroup } from "./process-group.ts";
 import type { ExitStatus, SpawnSpec } from "./types.ts";
@@ -119,7 +119,14 @@ export abstract class LocalProcess {
   private readonly sandbox?: { init: number | null };
   private readonly cgroup?: TaskCgroup;
 
-  constructor(proc: Bun.Subprocess) {
+  /**
+   * `sessionJobs` (a terminal): a PTY shell puts each job in a process group of its own (same session),
+   * which only a /proc scan finds where no task cgroup holds them.
+   */
+  constructor(
+    proc: Bun.Subprocess,
+    private readonly sessionJobs = false,
+  ) {
     this.pid = proc.pid;
     this.pgid = proc.pid;
     this.sandbox = sandboxed.get(proc);
@@ -132,9 +139,31 @@ export abstract class LocalProcess {
   }
 
   signal(signal: NodeJS.Signals): void {
+    // A sandbox still being built would lose a SIGTERM: bwrap's monitor dies of it, its
+    // namespace init ignores it, and the command, forked after it, never sees it (and the
+    // kill then waits out its grace). Nothing of the command has run yet: end it outright.
+    if (signal === "SIGTERM" && this.sandbox && !this.sandboxCommandForked()) signal = "SIGKILL";
+    if (this.cgroup || (this.sandbox && !this.sessionJobs)) {
+      // The group, and what left it (setsid, a double fork): the task's cgroup or pid
+      // namespace holds that, so no /proc scan is needed (a hundred kills would share ~7 ms scans).
+      try {
+        process.kill(-this.pgid, signal);
+      } catch {}
+      this.cgroup?.signal(signal);
+      return;
+    }
     signalGroup(this.pgid, signal);
-    // Also what left the group (setsid, a double fork): it is still in the task's cgroup.
-    this.cgroup?.signal(signal);
+  }
+
+  /** Whether bwrap's namespace init has forked the command yet (it has a child). */
+  private sandboxCommandForked(): boolean {
+    const init = this.sandbox?.init;
+    if (!init) return false;
+    try {
+      return readFileSync(`/proc/${init}/task/${init}/children`, "utf8").trim() !== "";
+    } catch {
+      return false;
+    }
   }
 
   async groupAlive(): Promise<boolean> {
@@ -145,7 +174,8 @@ export abstract class LocalProcess {
     const init = this.sandbox?.init;
     if (init) return memberAlive(init, this.pgid);
     if (!this.cgroup) return groupAlive(this.pgid);
-    if (groupAlive(this.pgid) || this.cgroup.members().length > 0) return true;
+    // The cgroup holds the whole task; the group is checked too (cheaply, unless it exists).
+    if (this.cgroup.members().length > 0 || groupAlive(this.pgid)) return true;
     this.cgroup.release(); // empty: nothing of the task is left
     return false;
   }

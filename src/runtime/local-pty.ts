@@ -56,7 +56,7 @@ class LocalPtyHandle extends LocalProcess implements ProcessHandle {
     readonly stdout: ReadableStream<Uint8Array>,
     private endStream: () => void,
   ) {
-    super(proc);
+    super(proc, true);
     this.terminal = proc.terminal!;
   }
 

@@ -50,6 +50,8 @@ const PER_POLICY = 2;
 const MAX_POLICIES = 4;
 const warm = new Map<SandboxRun, Warm[]>();
 const scheduled = new Set<SandboxRun>();
+/** Set once the server closes: nothing is built after that. */
+let closed = false;
 
 /** The launcher: runs what the claim writes to fd 3; a pipe closed empty (the host died) ends it. */
 const LAUNCHER = ["bash", "--noprofile", "--norc", "-c", ". /dev/fd/3; exit 125"];
@@ -96,6 +98,7 @@ export function claimWarmSandbox(spec: SpawnSpec): ClaimedSandbox | null {
 
 /** Kills every sandbox waiting for a command (the server is closing). */
 export function closeWarmSandboxes(): void {
+  closed = true;
   for (const list of warm.values()) for (const w of list) discard(w);
   warm.clear();
   scheduled.clear();
@@ -104,7 +107,7 @@ export function closeWarmSandboxes(): void {
 process.once("exit", closeWarmSandboxes);
 
 function schedule(run: SandboxRun): void {
-  if (scheduled.has(run)) return;
+  if (closed || scheduled.has(run)) return;
   scheduled.add(run);
   setImmediate(() => {
     if (!scheduled.delete(run)) return;

@@ -1,4 +1,5 @@
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, realpathSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { open, unlink } from "node:fs/promises";
 import { dirname, relative, resolve, sep } from "node:path";
 
 /**
@@ -111,5 +112,23 @@ export function writePrivateFile(path: string, data: string): void {
     for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * writePrivateFile off the event loop (the fs thread pool), for writes nothing waits on;
+ * it writes into an existing folder only, never making one (the folder may be gone).
+ */
+export async function writePrivateFileAsync(path: string, data: string): Promise<void> {
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  await unlink(path).catch((e: NodeJS.ErrnoException) => {
+    if (e.code !== "ENOENT") throw e;
+  });
+  const file = await open(path, flags, 0o600);
+  try {
+    await file.chmod(0o600);
+    await file.writeFile(data);
+  } finally {
+    await file.close();
   }
 }

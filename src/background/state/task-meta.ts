@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync, renameSync } from "node:fs";
+import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { OWNER_TOKEN } from "../../runtime/env.ts";
 import { processStartTime } from "../../runtime/process-group.ts";
 import type { Task, TaskInfo, TaskSandbox, TaskStatus } from "../tasks/task.ts";
-import { makePrivateDir, writePrivateFile } from "./private-files.ts";
+import { makePrivateDir, writePrivateFile, writePrivateFileAsync } from "./private-files.ts";
 
 /** What `<owner>/tasks/<id>/meta.json` records, rewritten on every transition: the task's info, then its state. */
 export interface TaskMeta extends TaskInfo {
@@ -80,6 +81,17 @@ export function writeMeta(dir: string, meta: TaskMeta): void {
     const tmp = join(dir, "meta.json.tmp");
     writePrivateFile(tmp, JSON.stringify(meta, null, 2));
     renameSync(tmp, join(dir, "meta.json"));
+  } catch {
+    /* metadata is best effort: the task itself goes on */
+  }
+}
+
+/** writeMeta off the event loop, into the task folder made by an earlier writeMeta (gone: nothing is written). */
+export async function writeMetaAsync(dir: string, meta: TaskMeta): Promise<void> {
+  try {
+    const tmp = join(dir, "meta.json.tmp");
+    await writePrivateFileAsync(tmp, JSON.stringify(meta, null, 2));
+    await rename(tmp, join(dir, "meta.json"));
   } catch {
     /* metadata is best effort: the task itself goes on */
   }
