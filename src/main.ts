@@ -21,7 +21,10 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(HELP);
       return verb === undefined ? 2 : 0;
     case "mcp": {
+      // The sandbox probe's processes run while the server's modules load.
+      const probing = (await import("./sandbox/index.ts")).primeSandboxLevel().catch(() => {});
       const { mcpCommand } = await import("./cli/mcp.ts");
+      await probing;
       return mcpCommand(rest);
     }
     case "call": {

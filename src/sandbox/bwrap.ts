@@ -20,16 +20,39 @@ export interface BwrapProbe {
 
 /** bwrap on PATH and able to build the namespaces we use, or why not. */
 export function probeBwrap(): BwrapProbe | { error: string } {
+  const path = bwrapPath();
+  if (typeof path !== "string") return path;
+  const version = Bun.spawnSync([path, "--version"], { stdout: "pipe", stderr: "pipe" }).stdout.toString().trim();
+  const trial = Bun.spawnSync(trialArgv(path), { stdout: "pipe", stderr: "pipe" });
+  return probeResult(path, version, trial.exitCode, trial.stderr.toString());
+}
+
+/** probeBwrap without blocking: a server starts it first thing, beside loading its modules. */
+export async function probeBwrapAsync(): Promise<BwrapProbe | { error: string }> {
+  const path = bwrapPath();
+  if (typeof path !== "string") return path;
+  const output = (argv: string[]) => {
+    const p = Bun.spawn(argv, { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    return Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  };
+  const [[version], [, stderr, code]] = await Promise.all([output([path, "--version"]), output(trialArgv(path))]);
+  return probeResult(path, version.trim(), code, stderr);
+}
+
+function bwrapPath(): string | { error: string } {
   // AGENT_SHELL_BWRAP: which bwrap to use (a testing/diagnostic knob, like AGENT_SHELL_SANDBOX_LEVEL).
   const override = process.env.AGENT_SHELL_BWRAP;
   const path = override ? (existsSync(override) ? override : null) : (Bun.which("bwrap") ?? (existsSync("/usr/bin/bwrap") ? "/usr/bin/bwrap" : null));
-  if (!path) return { error: `bubblewrap (bwrap) is not installed${override ? ` at ${override}` : ""} (apt-get install bubblewrap)` };
-  const version = Bun.spawnSync([path, "--version"], { stdout: "pipe", stderr: "pipe" }).stdout.toString().trim();
-  const trial = Bun.spawnSync([path, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"], { stdout: "pipe", stderr: "pipe" });
-  if (trial.exitCode !== 0) {
-    const why = trial.stderr.toString().trim() || `exit ${trial.exitCode}`;
-    return { error: `bwrap cannot create user/mount/pid namespaces here: ${why}` };
-  }
+  return path ?? { error: `bubblewrap (bwrap) is not installed${override ? ` at ${override}` : ""} (apt-get install bubblewrap)` };
+}
+
+/** A sandbox as small as ours can be: whether this kernel lets bwrap build the namespaces. */
+function trialArgv(path: string): string[] {
+  return [path, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"];
+}
+
+function probeResult(path: string, version: string, trialCode: number | null, trialStderr: string): BwrapProbe | { error: string } {
+  if (trialCode !== 0) return { error: `bwrap cannot create user/mount/pid namespaces here: ${trialStderr.trim() || `exit ${trialCode}`}` };
   return { path, version };
 }
 

@@ -1,4 +1,4 @@
-import { probeBwrap, type BwrapProbe } from "./bwrap.ts";
+import { probeBwrap, probeBwrapAsync, type BwrapProbe } from "./bwrap.ts";
 import { probeLandlock } from "./landlock/index.ts";
 import type { SandboxLevel } from "./policy.ts";
 
@@ -18,14 +18,25 @@ export function sandboxLevel(): LevelChoice {
   return cached;
 }
 
-function chooseLevel(forced: string | undefined): LevelChoice {
+/**
+ * Probes ahead, without blocking (a server calls it before loading its modules, so the
+ * probe's processes run meanwhile); sandboxLevel() then finds the answer ready.
+ */
+export async function primeSandboxLevel(): Promise<void> {
+  const forced = process.env.AGENT_SHELL_SANDBOX_LEVEL;
+  if (cached || (forced && forced !== "namespaces")) return;
+  const bwrap = await probeBwrapAsync();
+  cached ??= chooseLevel(forced, bwrap);
+}
+
+function chooseLevel(forced: string | undefined, bwrapProbed?: BwrapProbe | { error: string }): LevelChoice {
   if (forced !== undefined && forced !== "" && forced !== "namespaces" && forced !== "landlock") {
     return { level: null, missing: `AGENT_SHELL_SANDBOX_LEVEL must be 'namespaces' or 'landlock', got '${forced}'` };
   }
   const want = forced as SandboxLevel | undefined;
   const reasons: string[] = [];
   if (!want || want === "namespaces") {
-    const bwrap = probeBwrap();
+    const bwrap = bwrapProbed ?? probeBwrap();
     if ("path" in bwrap) return { level: "namespaces", bwrap };
     reasons.push(bwrap.error);
   }

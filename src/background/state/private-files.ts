@@ -115,10 +115,7 @@ export function writePrivateFile(path: string, data: string): void {
   }
 }
 
-/**
- * writePrivateFile off the event loop (the fs thread pool), for writes nothing waits on;
- * it writes into an existing folder only, never making one (the folder may be gone).
- */
+/** writePrivateFile off the event loop (the fs thread pool), for writes nothing waits on. */
 export async function writePrivateFileAsync(path: string, data: string): Promise<void> {
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
   await unlink(path).catch((e: NodeJS.ErrnoException) => {

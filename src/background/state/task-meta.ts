@@ -86,9 +86,10 @@ export function writeMeta(dir: string, meta: TaskMeta): void {
   }
 }
 
-/** writeMeta off the event loop, into the task folder made by an earlier writeMeta (gone: nothing is written). */
+/** writeMeta with the file written off the event loop (the folder is checked, or made, first). */
 export async function writeMetaAsync(dir: string, meta: TaskMeta): Promise<void> {
   try {
+    makePrivateDir(dir);
     const tmp = join(dir, "meta.json.tmp");
     await writePrivateFileAsync(tmp, JSON.stringify(meta, null, 2));
     await rename(tmp, join(dir, "meta.json"));
