@@ -1,14 +1,19 @@
 /**
  * Bounded in-memory copy of one output stream: the first `limit/2` bytes (head) and the
  * most recent `limit/2` bytes (tail), plus the total byte count. Whatever a child writes,
- * memory stays at `limit` bytes (plus at most one chunk while trimming).
+ * memory stays at `limit` bytes. The tail is a ring that grows to its size and is then
+ * overwritten in place: a flood allocates nothing per chunk (no garbage for the GC to
+ * fall behind on).
  */
 export class OutputBuffer {
   private readonly headCap: number;
   private readonly tailCap: number;
   private headChunks: Uint8Array[] = [];
   private headLen = 0;
-  private tailChunks: Uint8Array[] = [];
+  /** The ring: linear (oldest byte at 0) until it has grown to tailCap, then wrapping. */
+  private ring = new Uint8Array(0);
+  /** Where the next byte goes; once the ring wraps, also where the oldest byte is. */
+  private ringPos = 0;
   private tailLen = 0;
   /** Bytes written to this stream so far. */
   total = 0;
@@ -28,25 +33,32 @@ export class OutputBuffer {
       if (take === chunk.byteLength) return;
       chunk = chunk.subarray(take);
     }
-    this.tailChunks.push(chunk.byteLength > this.tailCap ? chunk.slice(chunk.byteLength - this.tailCap) : chunk.slice());
-    this.tailLen += Math.min(chunk.byteLength, this.tailCap);
-    while (this.tailLen > this.tailCap) {
-      const first = this.tailChunks[0]!;
-      const excess = this.tailLen - this.tailCap;
-      if (first.byteLength <= excess) {
-        this.tailChunks.shift();
-        this.tailLen -= first.byteLength;
-      } else {
-        this.tailChunks[0] = first.slice(excess);
-        this.tailLen -= excess;
-      }
+    this.appendTail(chunk);
+  }
+
+  private appendTail(chunk: Uint8Array): void {
+    if (chunk.byteLength === 0) return;
+    if (chunk.byteLength >= this.tailCap) chunk = chunk.subarray(chunk.byteLength - this.tailCap);
+    const need = this.tailLen + chunk.byteLength;
+    if (need > this.ring.length && this.ring.length < this.tailCap) {
+      // Still linear: grow (doubling, up to tailCap) and keep the bytes at the start.
+      const grown = new Uint8Array(Math.min(this.tailCap, Math.max(need, this.ring.length * 2, 4096)));
+      grown.set(this.ring.subarray(0, this.tailLen));
+      this.ring = grown;
+      this.ringPos = this.tailLen;
     }
+    const cap = this.ring.length;
+    const first = Math.min(chunk.byteLength, cap - this.ringPos);
+    this.ring.set(chunk.subarray(0, first), this.ringPos);
+    if (first < chunk.byteLength) this.ring.set(chunk.subarray(first), 0);
+    this.ringPos = (this.ringPos + chunk.byteLength) % cap;
+    this.tailLen = Math.min(cap, need);
   }
 
   /** Account for `n` bytes that are not kept (restoring a stream from its log file). */
   skip(n: number): void {
     if (n <= 0) return;
-    this.tailChunks = [];
+    this.ringPos = 0;
     this.tailLen = 0;
     this.total += n;
   }
@@ -80,7 +92,18 @@ export class OutputBuffer {
       }
     };
     copy(this.headChunks, 0);
-    copy(this.tailChunks, this.tailStart);
+    // The tail's part: at most two pieces of the ring (before and after its wrap point).
+    const lo = Math.max(start, this.tailStart);
+    if (lo < end) {
+      const cap = this.ring.length;
+      const oldest = (this.ringPos - this.tailLen + cap) % cap;
+      const from = (oldest + lo - this.tailStart) % cap;
+      const n = end - lo;
+      const first = Math.min(n, cap - from);
+      out.set(this.ring.subarray(from, from + first), lo - start);
+      if (first < n) out.set(this.ring.subarray(0, n - first), lo - start + first);
+      written += n;
+    }
     return written === out.byteLength ? out : null;
   }
 
