@@ -10,7 +10,7 @@ import { within } from "../first-of.ts";
 import { LocalRuntime } from "../runtime/local.ts";
 import { SshHosts } from "../runtime/ssh/runtime.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
-import { closeWarmSandboxes } from "../runtime/warm-sandbox.ts";
+import { closeWarmLaunchers } from "../runtime/warm-launcher.ts";
 import type { SandboxMode } from "../sandbox/policy.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { watchdog } from "../runtime/watchdog.ts";
@@ -283,7 +283,7 @@ export class ToolHost {
       // Killed remote tasks still remove their remote files over the pool: let them.
       if (this.sshHosts.active) await within(Promise.all(this.registry.list().map((t) => t.ended)), REMOTE_CLEANUP_MS);
       await this.sshHosts.close();
-      closeWarmSandboxes();
+      closeWarmLaunchers();
       this.owner.close();
     })();
     return this.closing;

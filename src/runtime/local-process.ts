@@ -52,6 +52,11 @@ export function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess
 /** The task cgroup of each unsandboxed child that got one. */
 const cgroups = new WeakMap<Bun.Subprocess, TaskCgroup>();
 
+/** A child moved into its task cgroup after it started (a launcher started ahead, warm-launcher.ts). */
+export function adoptIntoCgroup(proc: Bun.Subprocess, cgroup: TaskCgroup): void {
+  cgroups.set(proc, cgroup);
+}
+
 /**
  * bwrap gets the pinned directory as fd 3 (it checks the command really starts there) and
  * a pipe as fd 4 on which it reports its namespace init's pid (for a cheap liveness check).

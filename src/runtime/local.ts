@@ -5,7 +5,7 @@ import { LocalProcess, spawnChild } from "./local-process.ts";
 import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
 import { spawnLocalPty } from "./local-pty.ts";
-import { claimWarmSandbox } from "./warm-sandbox.ts";
+import { claimWarmLauncher } from "./warm-launcher.ts";
 
 /**
  * Local processes on real pipes. Every child leads its own session and process group
@@ -23,7 +23,7 @@ export class LocalRuntime implements Runtime {
 }
 
 export function spawnLocalPipes(spec: SpawnSpec): ProcessHandle {
-  const built = claimWarmSandbox(spec);
+  const built = claimWarmLauncher(spec);
   if (built) return feedStdin(spec, new LocalPipesHandle(built.proc, built.stdout, built.stderr, built.stdin));
   const fds: number[] = [];
   try {

@@ -107,7 +107,7 @@ function checkScript(stateRoot: string): string {
 /**
  * The hidden paths that exist now (and whether each is a directory): what the mounts
  * covering them look like. Nothing can create one of them from inside, but one created
- * outside after a sandbox was built is not covered in it (runtime/warm-sandbox.ts checks).
+ * outside after a sandbox was built is not covered in it (runtime/warm-launcher.ts checks).
  */
 export function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string; directory: boolean }[] {
   const found: { path: string; directory: boolean }[] = [];

@@ -27,7 +27,7 @@ export interface SandboxRun {
   ): { argv: string[]; env: Record<string, string> };
   /**
    * namespaces level: wraps a launcher that learns its command later, so the sandbox can be
-   * built before the command comes (runtime/warm-sandbox.ts); it starts in `/`.
+   * built before the command comes (runtime/warm-launcher.ts); it starts in `/`.
    */
   wrapAhead?(launcher: string[], infoFd: number): { argv: string[]; env: Record<string, string> };
 }
@@ -132,7 +132,7 @@ export class Sandbox {
     return { label: mode, level: run.level, run };
   }
 
-  /** One run per policy: a run keeps its sandbox built ahead (runtime/warm-sandbox.ts) between calls. */
+  /** One run per policy: a run keeps its sandbox built ahead (runtime/warm-launcher.ts) between calls. */
   private cached(key: string, make: () => SandboxRun): SandboxRun {
     let run = this.cache.get(key);
     if (!run) {

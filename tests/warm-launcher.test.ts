@@ -1,14 +1,15 @@
 /**
- * Sandboxes built ahead of their command (runtime/warm-sandbox.ts): the first sandboxed call
- * of a policy starts bwrap the usual way, later ones run in a sandbox built beforehand. A
- * command must not be able to tell the difference, and nothing may be hidden less.
- * Driven through the compiled binary over MCP.
+ * Launchers started ahead of their command (runtime/warm-launcher.ts): the first sandboxed
+ * call of a policy starts bwrap the usual way, later ones run in a sandbox built beforehand;
+ * with `--sandbox off`, a command after a quiet moment runs in a launcher already moved into
+ * a task cgroup of its own. A command must not be able to tell the difference, nothing may
+ * be hidden less, and containment stays exact. Driven through the compiled binary over MCP.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
-import { processes } from "./helpers/procs.ts";
+import { processes, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 
 let work: string;
 let s: McpSession;
@@ -18,6 +19,8 @@ let laterSecret: string;
 /** What the launcher of a sandbox waiting for its command runs. */
 const WAITING = "-c . /dev/fd/3; exit 125";
 const waiting = (server: number) => processes().filter((p) => p.cmdline.includes(WAITING) && descendsFrom(p.pid, server));
+/** An unsandboxed launcher once it sits in its own task cgroup (moved there after it started). */
+const placed = (pid: number) => /\/agent-shell-\d+\/task-\d+$/m.test(readFileSync(`/proc/${pid}/cgroup`, "utf8"));
 
 function descendsFrom(pid: number, ancestor: number): boolean {
   const all = new Map(processes().map((p) => [p.pid, p.ppid]));
@@ -98,5 +101,58 @@ describe("a sandbox built ahead", () => {
     const alive = () => processes().filter((p) => launchers.includes(p.pid));
     while (alive().length && Date.now() < deadline) await Bun.sleep(20);
     expect(alive()).toEqual([]);
+  });
+});
+
+describe("unsandboxed (--sandbox off): a launcher already in its task cgroup", () => {
+  let off: McpSession;
+  beforeAll(async () => {
+    off = await startServer({ cwd: work, args: ["--sandbox", "off"] });
+  });
+  afterAll(async () => {
+    await off?.close();
+  });
+
+  /** The launchers waiting now, once each sits in its own task cgroup. */
+  async function placedLaunchers(): Promise<number[]> {
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const ready = waiting(off.pid).filter((p) => placed(p.pid)).map((p) => p.pid);
+      if (ready.length) return ready;
+      if (Date.now() > deadline) throw new Error("no launcher was moved into a task cgroup");
+      await Bun.sleep(10);
+    }
+  }
+
+  test("after a quiet moment a background task starts in a waiting launcher, and what it started still dies with it", async () => {
+    await off.call("bash", { command: "true" });
+    // The usual start is used right after a cgroup move (the next move is cheap then), so
+    // a task only takes a launcher after ~20 ms without one: try a few, spaced out.
+    let claimed = false;
+    for (let i = 0; i < 5 && !claimed; i++) {
+      const ready = await placedLaunchers();
+      await Bun.sleep(60);
+      const m = uniqueSleep(430);
+      const task = await off.call("bash", { command: `setsid -f sleep ${m}; sleep ${m}`, run_in_background: true });
+      const deadline = Date.now() + 5000;
+      while (processes().filter((p) => p.cmdline === `sleep ${m}`).length < 2 && Date.now() < deadline) await Bun.sleep(10);
+      claimed = ready.includes(task.pid);
+      expect((await off.call("kill_shell", { task_id: task.task_id })).status).toBe("killed");
+      expect(await waitNoProcess(`sleep ${m}`, 1000)).toEqual([]);
+    }
+    expect(claimed).toBe(true);
+  });
+
+  test("a command cannot tell a launcher from the usual start: same environment, directory and stdin", async () => {
+    const probe = 'env | sort; echo "shlvl=$SHLVL"; pwd; readlink /proc/self/fd/0; exit 7';
+    const results = [];
+    for (let i = 0; i < 3; i++) {
+      await placedLaunchers();
+      await Bun.sleep(60);
+      results.push(await off.call("bash", { command: probe }));
+      results.push(await off.call("bash", { command: probe })); // right after: the usual start
+    }
+    for (const r of results) expect(r).toEqual({ ...results[0], duration_ms: r.duration_ms });
+    expect(results[0].exit_code).toBe(7);
   });
 });
