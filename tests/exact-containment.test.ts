@@ -21,10 +21,12 @@ function cgroupHome(): string {
 
 /** Starts `count` escapes of every kind inside one background or foreground command. */
 const ESCAPES = (m: string) => `env -u AGENT_SHELL_OWNER setsid -f sleep ${m}; setsid sleep ${m} & nohup sleep ${m} >/dev/null 2>&1 & (sleep ${m} &) ;`;
+/** The sleeps themselves (not the shells and subshells whose command lines also name them, which come and go). */
+const sleeps = (marker: string) => processesMatching(`sleep ${marker}`).filter((p) => p.cmdline === `sleep ${marker}`);
 const started = async (marker: string, n: number) => {
   const deadline = Date.now() + 5000;
-  while (processesMatching(`sleep ${marker}`).length < n && Date.now() < deadline) await Bun.sleep(20);
-  expect(processesMatching(`sleep ${marker}`).length).toBeGreaterThanOrEqual(n);
+  while (sleeps(marker).length < n && Date.now() < deadline) await Bun.sleep(20);
+  expect(sleeps(marker).length).toBeGreaterThanOrEqual(n);
 };
 
 let s: McpSession;
