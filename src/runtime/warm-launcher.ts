@@ -63,6 +63,8 @@ const scheduled = new Set<Kind>();
 /** Set once the server closes: nothing is started after that. */
 let closed = false;
 
+/** How long after a claim or an exit the next launcher starts (measured: 3 ms beat 0, 1, 10 and 20 back to back). */
+const START_DELAY_MS = 3;
 /** How long after a cgroup move the next one is cheap (TaskCgroup.movedWithin). */
 const CGROUP_MOVE_HOT_MS = 20;
 /** bash by absolute path: launchers start with an empty environment (the claim sets it). */
@@ -127,7 +129,8 @@ process.once("exit", closeWarmLaunchers);
 function schedule(kind: Kind): void {
   if (closed || scheduled.has(kind)) return;
   scheduled.add(kind);
-  setImmediate(() => {
+  // A moment later: the call that used the last launcher first sends its result.
+  setTimeout(() => {
     if (!scheduled.delete(kind)) return;
     const ready = warm.get(kind);
     if (!ready) return;
@@ -141,7 +144,7 @@ function schedule(kind: Kind): void {
       warm.delete(oldest);
       for (const w of list) discard(w);
     }
-  });
+  }, START_DELAY_MS);
 }
 
 function start(kind: Kind): Warm {
