@@ -8,7 +8,10 @@ import { ControlShell } from "./control-shell.ts";
 import { connectError, SshError } from "./errors.ts";
 import { fingerprint, verifyHostKey } from "./known-hosts.ts";
 import { SessionSlots, type SlotPriority } from "./slots.ts";
+import type { HostLink, OpenChannel } from "./host-link.ts";
 import { SpawnerPool } from "./spawner-pool.ts";
+
+export type { OpenChannel } from "./host-link.ts";
 
 const KEEPALIVE_MS = 5_000;
 /** How long close() lets queued control scripts finish. */
@@ -28,24 +31,12 @@ export interface SshTarget {
   strict_host_key_checking: "yes" | "accept-new";
 }
 
-export interface OpenChannel {
-  channel: ClientChannel;
-  /** Which connection (by generation) the channel belongs to. */
-  generation: number;
-  /**
-   * The remote exit status (`signal` like "TERM"), or null if the channel closed without
-   * one. Listened for from the moment the channel opens: ssh2 can deliver a fast command's
-   * exit in the same burst as the open confirmation, before an awaiting caller resumes.
-   */
-  exit: Promise<{ code: number | null; signal: string | null } | null>;
-}
-
 /**
  * The pooled connection to one configured host: one ssh2 Client, reused by every call
  * (channels multiplexed), with keepalive, reconnection on demand, a queue respecting the
  * server's session limit, and a control shell for small scripts.
  */
-export class SshConnection {
+export class SshConnection implements HostLink {
   private client: Client | null = null;
   private connecting: Promise<Client> | null = null;
   private shell: ControlShell | null = null;

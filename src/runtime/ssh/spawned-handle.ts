@@ -2,10 +2,17 @@ import type { ExitStatus, ProcessHandle } from "../types.ts";
 import { SshError } from "./errors.ts";
 import { MarkerStream } from "./marker-stream.ts";
 import { remoteGroupAlive, signalRemoteGroup } from "./remote-group.ts";
-import type { Spawner } from "./spawner.ts";
+import type { HostLink } from "./host-link.ts";
 
 /** What the remote user's rc files may print before the first command's start markers. */
 const MAX_PREAMBLE_BYTES = 64 * 1024;
+
+/** What a command uses of the spawner that started it (spawner.ts; named here, so the two files do not import each other). */
+export interface SpawnerChannel {
+  readonly conn: HostLink;
+  write(text: string): void;
+  close(): void;
+}
 
 /**
  * A foreground command started by a persistent spawner (spawner.ts): its stdout and
@@ -37,7 +44,7 @@ export class SpawnedHandle implements ProcessHandle {
   private isFinished = false;
 
   constructor(
-    private readonly spawner: Spawner,
+    private readonly spawner: SpawnerChannel,
     nonce: string,
     cwd: string,
   ) {

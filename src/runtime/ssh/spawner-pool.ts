@@ -1,5 +1,5 @@
 import type { ProcessHandle } from "../types.ts";
-import type { SshConnection } from "./connection.ts";
+import type { HostLink } from "./host-link.ts";
 import { Spawner } from "./spawner.ts";
 
 /**
@@ -17,7 +17,7 @@ export class SpawnerPool {
   private idle: Spawner[] = [];
   private count = 0;
 
-  constructor(private readonly conn: SshConnection) {}
+  constructor(private readonly conn: HostLink) {}
 
   /**
    * Starts a command on a spawner, or returns null when every spawner is busy and no more

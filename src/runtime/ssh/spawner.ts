@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { ClientChannel } from "ssh2";
-import type { SshConnection } from "./connection.ts";
+import type { HostLink } from "./host-link.ts";
 import { SPAWNER_PRELUDE, spawnScript } from "./scripts.ts";
 import { SpawnedHandle } from "./spawned-handle.ts";
 
@@ -18,7 +18,7 @@ export class Spawner {
   closed = false;
 
   private constructor(
-    readonly conn: SshConnection,
+    readonly conn: HostLink,
     private readonly channel: ClientChannel,
     readonly generation: number,
   ) {
@@ -33,7 +33,7 @@ export class Spawner {
     });
   }
 
-  static async open(conn: SshConnection): Promise<Spawner> {
+  static async open(conn: HostLink): Promise<Spawner> {
     const { channel, generation } = await conn.exec("exec bash --norc --noprofile");
     const spawner = new Spawner(conn, channel, generation);
     spawner.write(SPAWNER_PRELUDE);
