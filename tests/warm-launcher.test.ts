@@ -83,6 +83,23 @@ describe("a sandbox built ahead", () => {
     rmSync(laterSecret, { recursive: true, force: true });
   });
 
+  test("a writable root removed and made again is the new directory for the next command", async () => {
+    const root = realpathSync(mkdtempSync("/var/tmp/as-warm-root-"));
+    const t = await startServer({ cwd: work, args: ["--allow", root] });
+    try {
+      await t.call("bash", { command: "true" });
+      await untilWaiting(t.pid);
+      rmSync(root, { recursive: true });
+      mkdirSync(root);
+      const r = await t.call("bash", { command: `echo made > ${root}/file && cat ${root}/file` });
+      expect(r).toMatchObject({ stdout: "made\n", exit_code: 0 });
+      expect(readFileSync(join(root, "file"), "utf8")).toBe("made\n");
+    } finally {
+      await t.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   test("a command too large for the launcher still runs, started the usual way", async () => {
     await untilWaiting(s.pid);
     const long = "x".repeat(70_000);

@@ -1,4 +1,4 @@
-import { closeSync, writeSync } from "node:fs";
+import { closeSync, statSync, writeSync } from "node:fs";
 import { CWD_REPLACED_MESSAGE, hiddenPaths } from "../sandbox/bwrap.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 import { adoptIntoCgroup, spawnBwrap } from "./local-process.ts";
@@ -11,8 +11,8 @@ import { watchdog } from "./watchdog.ts";
 /**
  * Launchers started ahead of their command. Starting a command pays for work that does
  * not depend on the command: bwrap needs 3–6 ms to build a sandbox's namespaces and
- * mounts, and moving a process into its task cgroup (`--sandbox off` and the Landlock
- * level) waits for an RCU grace period, ~10 ms when the machine was idle. So for each
+ * mounts, and moving a process into its task cgroup (`--sandbox off`) waits for an RCU
+ * grace period, ~10 ms when the machine was idle. So for each
  * policy (and for unsandboxed commands) a launcher waits, ready: a bash, inside its
  * sandbox or already in a task cgroup of its own, that sources its command from fd 3, a
  * pipe nothing is written to until a call claims it. The claim writes a short script
@@ -33,7 +33,7 @@ type Kind = SandboxRun | typeof UNSANDBOXED;
 interface Warm {
   kind: Kind;
   proc: Bun.Subprocess;
-  /** What the sandbox hides (it was built for these; a path created since is not covered). */
+  /** What the sandbox was built over (signature()): a claim compares it with now. */
   hidden: string;
   /** False while an unsandboxed launcher is still being moved into its task cgroup. */
   ready: boolean;
@@ -200,8 +200,22 @@ function discard(w: Warm): void {
   });
 }
 
+/**
+ * What a sandbox was built over: the hidden paths that existed, and which directory each
+ * writable root was (a root removed and made again is a new directory; the sandbox would
+ * still hold the old one).
+ */
 function signature(kind: Kind, cwd: string): string {
-  return kind === UNSANDBOXED ? "" : JSON.stringify(hiddenPaths(kind.policy, cwd));
+  if (kind === UNSANDBOXED) return "";
+  const roots = kind.policy.writableRoots.map((root) => {
+    try {
+      const st = statSync(root);
+      return `${st.dev}:${st.ino}:${st.birthtimeMs}`; // a new directory may reuse the inode number
+    } catch {
+      return "gone";
+    }
+  });
+  return JSON.stringify([hiddenPaths(kind.policy, cwd), roots]);
 }
 
 function running(proc: Bun.Subprocess): boolean {
