@@ -68,14 +68,18 @@ function spawnSandboxed(spec: SpawnSpec, argv: string[], stdio: StdioOptions, cw
     const wrapped = spec.sandbox!.wrap(argv, spec.cwd, spec.env, { pin, infoFd: 4 });
     // The Landlock launcher execs the command itself: its exit status and group are the usual ones.
     if (spec.sandbox!.level === "landlock") {
-      const { stdin, stdout, stderr, ...rest } = stdio;
-      const fds = [stdin ?? (stdio.terminal ? null : "ignore"), stdout ?? null, stderr ?? null, pinFd];
-      return Bun.spawn(wrapped.argv, { ...rest, stdio: fds, cwd: cwd.path, env: wrapped.env, detached: true } as never);
+      return Bun.spawn(wrapped.argv, { ...withFds(stdio, [pinFd]), cwd: cwd.path, env: wrapped.env, detached: true } as never);
     }
     return spawnBwrap(wrapped, stdio, pinFd, cwd.path);
   } finally {
     if (cwd.fd === null) closeSync(pinFd);
   }
+}
+
+/** Bun spawn options passing `extra` as the child's fds 3, 4, … after its stdio. */
+function withFds(stdio: StdioOptions, extra: number[]): object {
+  const { stdin, stdout, stderr, ...rest } = stdio;
+  return { ...rest, stdio: [stdin ?? (stdio.terminal ? null : "ignore"), stdout ?? null, stderr ?? null, ...extra] };
 }
 
 /**
@@ -86,9 +90,7 @@ export function spawnBwrap(wrapped: { argv: string[]; env: Record<string, string
   const [infoR, infoW] = createPipe();
   let proc: Bun.Subprocess;
   try {
-    const { stdin, stdout, stderr, ...rest } = stdio;
-    const fds = [stdin ?? (stdio.terminal ? null : "ignore"), stdout ?? null, stderr ?? null, fd3, infoW];
-    proc = Bun.spawn(wrapped.argv, { ...rest, stdio: fds, cwd, env: wrapped.env, detached: true } as never);
+    proc = Bun.spawn(wrapped.argv, { ...withFds(stdio, [fd3, infoW]), cwd, env: wrapped.env, detached: true } as never);
   } catch (e) {
     closeSync(infoR);
     throw e;
