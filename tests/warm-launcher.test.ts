@@ -100,6 +100,31 @@ describe("a sandbox built ahead", () => {
     }
   });
 
+  test("a server killed with its watchdog while sandboxes are being built leaves none behind", async () => {
+    // The launchers start a moment after each call: kill the whole tree at spread-out
+    // moments around that, so some kills land while bwrap is still setting one up.
+    const dir = realpathSync(mkdtempSync("/var/tmp/as-warm-crash-"));
+    try {
+      for (let i = 0; i < 12; i++) {
+        const t = await startServer({ cwd: dir });
+        await t.call("bash", { command: "true" });
+        await Bun.sleep(i % 6);
+        const watchdogs = processes().filter((p) => p.ppid === t.pid && p.cmdline.includes("agent-shell-watchdog"));
+        process.kill(t.pid, "SIGKILL");
+        for (const w of watchdogs) process.kill(w.pid, "SIGKILL");
+        await t.close().catch(() => {});
+      }
+      // A launcher whose server died reads end-of-file and exits: give them that moment.
+      const deadline = Date.now() + 3000;
+      const left = () => processes().filter((p) => p.cmdline.includes(dir));
+      while (left().length && Date.now() < deadline) await Bun.sleep(20);
+      expect(left()).toEqual([]);
+    } finally {
+      for (const p of processes().filter((p) => p.cmdline.includes(dir))) process.kill(p.pid, "SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test("a command too large for the launcher still runs, started the usual way", async () => {
     await untilWaiting(s.pid);
     const long = "x".repeat(70_000);

@@ -83,10 +83,17 @@ function withFds(stdio: StdioOptions, extra: number[]): object {
 }
 
 /**
- * Starts a bwrap command line (made with `--info-fd 4`) with `fd3` as its fd 3, and learns
- * the host pid of its namespace init from fd 4. The child leads its own session.
+ * Starts a bwrap command line with `fd3` as its fd 3. Made with `--info-fd 4`
+ * (`reportsInit`), it tells the host pid of its namespace init on fd 4; the child leads
+ * its own session.
  */
-export function spawnBwrap(wrapped: { argv: string[]; env: Record<string, string> }, stdio: StdioOptions, fd3: number, cwd: string): Bun.Subprocess {
+export function spawnBwrap(wrapped: { argv: string[]; env: Record<string, string> }, stdio: StdioOptions, fd3: number, cwd: string, reportsInit = true): Bun.Subprocess {
+  const state = { init: null as number | null };
+  if (!reportsInit) {
+    const proc = Bun.spawn(wrapped.argv, { ...withFds(stdio, [fd3]), cwd, env: wrapped.env, detached: true } as never);
+    sandboxed.set(proc, state);
+    return proc;
+  }
   const [infoR, infoW] = createPipe();
   let proc: Bun.Subprocess;
   try {
@@ -97,7 +104,6 @@ export function spawnBwrap(wrapped: { argv: string[]; env: Record<string, string
   } finally {
     closeSync(infoW);
   }
-  const state = { init: null as number | null };
   sandboxed.set(proc, state);
   void Bun.file(infoR)
     .text()
@@ -112,6 +118,21 @@ export function spawnBwrap(wrapped: { argv: string[]; env: Record<string, string
       } catch {}
     });
   return proc;
+}
+
+/**
+ * For a bwrap started without `--info-fd`: its namespace init is its only child, once
+ * cloned. (A bwrap whose info pipe reader has died dies of SIGPIPE before it releases its
+ * child, which then waits forever; a launcher started ahead must not depend on the server
+ * living through its start.)
+ */
+export function learnSandboxInit(proc: Bun.Subprocess): void {
+  const state = sandboxed.get(proc);
+  if (!state || state.init) return;
+  try {
+    const pid = Number(readFileSync(`/proc/${proc.pid}/task/${proc.pid}/children`, "utf8").trim().split(" ")[0]);
+    if (pid > 0) state.init = pid;
+  } catch {}
 }
 
 /**

@@ -1,7 +1,8 @@
 import { closeSync, statSync, writeSync } from "node:fs";
 import { CWD_REPLACED_MESSAGE, hiddenPaths } from "../sandbox/bwrap.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
-import { adoptIntoCgroup, spawnBwrap } from "./local-process.ts";
+import { adoptIntoCgroup, learnSandboxInit, spawnBwrap } from "./local-process.ts";
+import { OWNER_MARKER, OWNER_TOKEN } from "./env.ts";
 import { createPipe } from "./pipes.ts";
 import { signalGroup } from "./process-group.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
@@ -67,7 +68,12 @@ let closed = false;
 const START_DELAY_MS = 3;
 /** How long after a cgroup move the next one is cheap (TaskCgroup.movedWithin). */
 const CGROUP_MOVE_HOT_MS = 20;
-/** bash by absolute path: launchers start with an empty environment (the claim sets it). */
+/**
+ * A launcher's own environment is only the owner marker: should the server die before the
+ * watchdog hears of it, the watchdog still finds it by that. The claim sets the command's.
+ */
+const LAUNCHER_ENV = { [OWNER_MARKER]: OWNER_TOKEN };
+/** bash by absolute path: the launcher's environment has no PATH. */
 const BASH = Bun.which("bash") ?? "/bin/bash";
 /** The launcher: runs what the claim writes to fd 3; a pipe closed empty (the host died) ends it. */
 const LAUNCHER = [BASH, "--noprofile", "--norc", "-c", ". /dev/fd/3; exit 125"];
@@ -108,6 +114,7 @@ export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
     closeQuietly(found.request);
   }
   if (found.cgroup) adoptIntoCgroup(found.proc, found.cgroup);
+  else learnSandboxInit(found.proc);
   let stdin: number | null = found.stdin;
   if (spec.stdin === null) {
     closeQuietly(found.stdin);
@@ -161,9 +168,9 @@ function start(kind: Kind): Warm {
     if (kind === UNSANDBOXED) {
       cgroup = TaskCgroup.create();
       if (!cgroup) throw new Error("no task cgroup");
-      proc = Bun.spawn(LAUNCHER, { stdio: [stdinR, outW, errW, reqR], cwd: "/", env: {}, detached: true });
+      proc = Bun.spawn(LAUNCHER, { stdio: [stdinR, outW, errW, reqR], cwd: "/", env: LAUNCHER_ENV, detached: true });
     } else {
-      proc = spawnBwrap(kind.wrapAhead!(LAUNCHER, 4), stdio, reqR, "/");
+      proc = spawnBwrap(kind.wrapAhead!(LAUNCHER, LAUNCHER_ENV), stdio, reqR, "/", false);
     }
     watchdog().track(proc.pid);
     for (const fd of [stdinR, outW, errW, reqR]) closeQuietly(fd); // the child has its copies
@@ -230,7 +237,7 @@ function running(proc: Bun.Subprocess): boolean {
  */
 function launchScript(spec: SpawnSpec): string | null {
   const lines = [
-    "exec 3<&- 4>&-",
+    `exec 3<&- 4>&-; unset ${OWNER_MARKER}`,
     `cd -P -- ${quote(spec.cwd)} 2>/dev/null && [ "$PWD" = ${quote(spec.cwd)} ] || { printf '%s\\n' ${quote(CWD_REPLACED_MESSAGE)} >&2; exit 126; }`,
   ];
   if (spec.stdin === null) lines.push("exec 0</dev/null");

@@ -29,7 +29,7 @@ export interface SandboxRun {
    * namespaces level: wraps a launcher that learns its command later, so the sandbox can be
    * built before the command comes (runtime/warm-launcher.ts); it starts in `/`.
    */
-  wrapAhead?(launcher: string[], infoFd: number): { argv: string[]; env: Record<string, string> };
+  wrapAhead?(launcher: string[], env: Record<string, string>): { argv: string[]; env: Record<string, string> };
 }
 
 /** Thrown when a mode set explicitly cannot be provided here (faces exit 2). */
@@ -168,7 +168,7 @@ export class Sandbox {
         policy,
         level: "namespaces",
         wrap: (argv, cwd, env, fds) => bwrapCommand(bwrap, policy, argv, { cwd, stateRoot, env, ...fds }),
-        wrapAhead: (launcher, infoFd) => bwrapCommand(bwrap, policy, launcher, { cwd: "/", stateRoot, env: {}, infoFd }),
+        wrapAhead: (launcher, env) => bwrapCommand(bwrap, policy, launcher, { cwd: "/", stateRoot, env }),
       };
     }
     return { policy, level: "landlock", wrap: (argv, _cwd, env) => ({ argv: landlockCommand(policy, argv), env }) };
