@@ -69,7 +69,13 @@ describe("faults", () => {
           await s.exited;
           s.cleanup();
         }
+        // Sandboxes built ahead carry no copy of the server's environment, but their bwrap
+        // command line names the session's directory.
+        const cwd = s.cwd;
+        const named = () => processes().filter((p) => p.cmdline.includes(cwd)).map((p) => p.pid);
         const left = await waitNoEnvProcess(MARK, value, ORPHAN_GRACE_MS);
+        for (const deadline = Date.now() + ORPHAN_GRACE_MS; named().length && Date.now() < deadline; ) await Bun.sleep(20);
+        left.push(...named());
         if (left.length) {
           orphans += left.length;
           const desc = left.map((pid) => processes().find((p) => p.pid === pid)?.cmdline ?? String(pid));
