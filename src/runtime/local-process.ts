@@ -1,8 +1,8 @@
 import { blockedOnInput } from "./input-blocked.ts";
 import { pinCwd } from "./pinned-cwd.ts";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { createPipe } from "./pipes.ts";
-import { groupAlive, memberAlive, signalGroup } from "./process-group.ts";
+import { childPids, groupAlive, memberAlive, signalGroup } from "./process-group.ts";
 import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
 import { watchdog } from "./watchdog.ts";
@@ -128,11 +128,7 @@ export function spawnBwrap(wrapped: { argv: string[]; env: Record<string, string
  */
 export function learnSandboxInit(proc: Bun.Subprocess): void {
   const state = sandboxed.get(proc);
-  if (!state || state.init) return;
-  try {
-    const pid = Number(readFileSync(`/proc/${proc.pid}/task/${proc.pid}/children`, "utf8").trim().split(" ")[0]);
-    if (pid > 0) state.init = pid;
-  } catch {}
+  if (state && !state.init) state.init = childPids(proc.pid)[0] ?? null;
 }
 
 /**
@@ -186,12 +182,7 @@ export abstract class LocalProcess {
   /** Whether bwrap's namespace init has forked the command yet (it has a child). */
   private sandboxCommandForked(): boolean {
     const init = this.sandbox?.init;
-    if (!init) return false;
-    try {
-      return readFileSync(`/proc/${init}/task/${init}/children`, "utf8").trim() !== "";
-    } catch {
-      return false;
-    }
+    return !!init && childPids(init).length > 0;
   }
 
   async groupAlive(): Promise<boolean> {

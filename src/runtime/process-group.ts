@@ -95,6 +95,15 @@ export function groupAlive(leader: number): boolean {
   return liveMembers(leader).length > 0;
 }
 
+/** The pids of `pid`'s children (none once it is gone). */
+export function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 /** Send `signal` to the group `leader` and to every process group found in its session. */
 export function signalGroup(leader: number, signal: NodeJS.Signals): void {
   const groups = new Set<number>([leader]);

@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SandboxPolicy } from "./policy.ts";
+import { under } from "./roots.ts";
 
 /**
  * The "namespaces" level: bubblewrap builds a mount namespace in which `/` is a read-only
@@ -113,7 +114,7 @@ export function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string;
   const found: { path: string; directory: boolean }[] = [];
   for (const p of policy.denyRead) {
     // Hiding the directory the command starts in would leave it nowhere (e.g. `run --cwd <state dir>`).
-    if (startsUnder(cwd, p)) continue;
+    if (under(cwd, p)) continue;
     try {
       found.push({ path: p, directory: statSync(p).isDirectory() });
     } catch {
@@ -121,11 +122,6 @@ export function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string;
     }
   }
   return found;
-}
-
-/** Whether `cwd` is `dir` or inside it. */
-export function startsUnder(cwd: string, dir: string): boolean {
-  return cwd === dir || cwd.startsWith(dir + "/");
 }
 
 /** argv (and env) that run `argv` under bwrap with `policy`, starting in `cwd` (already validated). */

@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from "node:path";
+import { under } from "./roots.ts";
 
 /** Where a failed sandboxed command hit the sandbox, and how to proceed. */
 export interface SandboxDenied {
@@ -19,10 +20,6 @@ const NET_ERROR = /Network is unreachable|ENETUNREACH|Temporary failure in name 
 const QUOTED = /['‘"`]([^'’"`\n]+)['’"]/g;
 const COLON_PATH = /^(?:[^\s:]+: )*(?:line \d+: )?([^:\n]+): (?:Permission denied|Read-only file system)/;
 const MAX_PATHS = 10;
-
-function under(path: string, root: string): boolean {
-  return path === root || path.startsWith(root.endsWith("/") ? root : root + "/");
-}
 
 /**
  * Pure: reads a failed command's output for permission errors on paths outside the

@@ -28,6 +28,11 @@ export interface PolicyInputs {
   home?: string;
 }
 
+/** Whether `path` is `root` or inside it (by path segment, not by prefix). */
+export function under(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith("/") ? root : root + "/");
+}
+
 /** The real path of an existing path, or null. */
 function existing(p: string): string | null {
   try {

@@ -2,7 +2,7 @@ import { bwrapCommand } from "./bwrap.ts";
 import { sandboxLevel, type LevelChoice } from "./index.ts";
 import { landlockCommand } from "./landlock/index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
-import { buildPolicy, gitControlFiles, type PolicyInputs } from "./roots.ts";
+import { buildPolicy, gitControlFiles, type PolicyInputs, under } from "./roots.ts";
 
 /** Distinct policies kept (connections and CLI requests with roots of their own each make one). */
 const MAX_CACHED_RUNS = 64;
@@ -121,7 +121,7 @@ export class Sandbox {
     if (mode === "workspace-write") {
       const p = run.policy;
       const extra = [...new Set([...(opts.roots ?? []), ...(opts.cwd ? [opts.cwd] : [])])].filter(
-        (dir) => dir !== "/" && !p.writableRoots.some((r) => dir === r || dir.startsWith(r + "/")),
+        (dir) => dir !== "/" && !p.writableRoots.some((r) => under(dir, r)),
       ).sort();
       if (extra.length) {
         run = this.cached(`${key}:${extra.join(":")}`, () =>
