@@ -8,11 +8,12 @@
  */
 import { loadConfig } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
-import { type ToolInfo, ToolHost } from "./host/tool-host.ts";
+import { ToolHost } from "./host/tool-host.ts";
+import type { ToolInfo } from "./host/tool-list.ts";
 import type { ToolResult } from "./errors.ts";
 
 export type { Config } from "./config/schema.ts";
-export type { ToolInfo } from "./host/tool-host.ts";
+export type { ToolInfo } from "./host/tool-list.ts";
 export type { ToolResult, ErrorResult, ErrorCode } from "./errors.ts";
 export { ConfigError } from "./config/load.ts";
 

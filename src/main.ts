@@ -1,5 +1,16 @@
 #!/usr/bin/env bun
-/** Entry point of the `agent-shell` executable. Heavy modules load lazily per verb. */
+/**
+ * Entry point of the `agent-shell` executable. Heavy modules load lazily per verb.
+ *
+ * The compiled bundle evaluates every Node built-in that any module imports at the top, at
+ * every start, whatever the verb. Stream-based ones (node:net, node:readline, node:crypto,
+ * process.stdin) cost milliseconds each, so they are imported where they are used
+ * (tests/startup-imports.test.ts keeps it so).
+ */
+import { z } from "zod";
+// Zod's compiled fast path costs ~1 ms per schema at its first parse (every message type,
+// every tool's first call) to save microseconds per parse after: not worth it here.
+z.config({ jitless: true });
 import { HELP, UsageError } from "./cli/usage.ts";
 import { VERSION } from "./version.ts";
 

@@ -1,6 +1,6 @@
 import { OWNER_MARKER } from "../runtime/env.ts";
 import { closeSync, openSync, readFileSync, statSync } from "node:fs";
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { basename } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { AWAIT_OUTPUT_METHOD, type AwaitOutputParams, type AwaitOutputResult, AwaitOutputResultSchema } from "../mcp/await-output.ts";
@@ -112,7 +112,8 @@ async function session(socket: Socket, socketPath: string): Promise<DaemonClient
   return new DaemonClient(client);
 }
 
-function tryConnect(path: string): Promise<Socket | null> {
+async function tryConnect(path: string): Promise<Socket | null> {
+  const { connect } = await import("node:net"); // here, not at the top: see main.ts
   return new Promise((resolve, reject) => {
     const socket = connect(path);
     socket.once("connect", () => {

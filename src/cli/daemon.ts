@@ -1,5 +1,4 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
 import { ToolHost } from "../host/tool-host.ts";
 import { serveDaemon } from "../mcp/daemon-server.ts";
 import { tryLock } from "../background/state/file-lock.ts";
@@ -124,6 +123,7 @@ async function stop(paths: DaemonPaths, json: boolean): Promise<number> {
     return 0;
   }
   // The kernel closes this connection when the daemon exits, however it exits: no polling.
+  const { connect } = await import("node:net"); // here, not at the top: see main.ts
   const socket = connect(paths.socket);
   const connected = await new Promise<boolean>((resolve) => {
     socket.once("connect", () => resolve(true));

@@ -1,10 +1,11 @@
-import { createInterface } from "node:readline/promises";
 
 /**
  * Asks on the terminal whether a caution command may run. Ctrl-C at the prompt, or
  * SIGTERM/SIGHUP while it waits, answers no (the process must never hang on a prompt).
  */
 export async function askYesNo(command: string, signal?: AbortSignal): Promise<boolean> {
+  // Loaded here, not at the top: see main.ts.
+  const { createInterface } = await import("node:readline/promises");
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   const stop = new AbortController();
   const abort = () => stop.abort();

@@ -19,21 +19,11 @@ import { PendingConfirmations } from "../safety/confirmations.ts";
 import { allowedRoots } from "../safety/paths.ts";
 import { TOOLS } from "../tools/index.ts";
 import { taskEndEvent } from "../tools/present.ts";
-import type { ToolAnnotations, ToolContext, ToolDefinition } from "../tools/types.ts";
-import { portableInputSchema, portableOutputSchema } from "./portable-schema.ts";
-import { errorResult } from "../tools/result-shapes.ts";
+import type { ToolContext, ToolDefinition } from "../tools/types.ts";
+import type { ToolInfo } from "./tool-list.ts";
+import { toolList } from "./tool-list.ts" with { type: "macro" };
 import { fromZodError } from "./invalid-arguments.ts";
 import { capResultSize } from "./result-size.ts";
-
-export interface ToolInfo {
-  name: string;
-  title: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  outputSchema: Record<string, unknown>;
-  execution?: { taskSupport: "optional" };
-  annotations: ToolAnnotations & { title: string };
-}
 
 export interface HostOptions {
   /** Working directory of the tools. (default: process.cwd()) */
@@ -131,17 +121,9 @@ export class ToolHost {
     };
   }
 
-  /** Names, descriptions and JSON Schemas (generated from the zod schemas). */
+  /** Names, descriptions and JSON Schemas (generated from the zod schemas when the binary is built). */
   get tools(): ToolInfo[] {
-    return (toolInfos ??= TOOLS.map((t) => ({
-      name: t.name,
-      title: t.title,
-      description: t.description,
-      inputSchema: portableInputSchema(t.schema),
-      outputSchema: portableOutputSchema(t.result, errorResult),
-      annotations: { title: t.title, ...t.annotations },
-      ...(t.taskSupport ? { execution: { taskSupport: t.taskSupport } } : {}),
-    })));
+    return TOOL_LIST;
   }
 
   /**
@@ -290,8 +272,8 @@ export class ToolHost {
   }
 }
 
-/** The published tools, generated once (a tools/list answer is the same for every caller). */
-let toolInfos: ToolInfo[] | undefined;
+/** The published tools (a tools/list answer is the same for every caller). */
+const TOOL_LIST: ToolInfo[] = toolList();
 
 /** Tools that start local processes: refused to a connection with nowhere to run them. */
 const RUNS_COMMANDS = new Set(["bash", "task"]);

@@ -1,5 +1,5 @@
 import { chmodSync, realpathSync, rmSync, statSync } from "node:fs";
-import { createServer, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { isAbsolute } from "node:path";
 import type { CallScope, ToolHost } from "../host/tool-host.ts";
 import { allowedRoots } from "../safety/paths.ts";
@@ -41,6 +41,7 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
     }, Math.min(opts.idleMs, 2 ** 31 - 1)); // setTimeout's ceiling (~24.8 days)
   };
 
+  const { createServer } = await import("node:net"); // here, not at the top: see main.ts
   const listener = createServer((socket) => {
     connections.add(socket);
     if (idleTimer) clearTimeout(idleTimer);

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { writePrivateFile } from "../background/state/private-files.ts";
 
@@ -13,7 +12,7 @@ export function tokenPath(socketPath: string): string {
 }
 
 export function issueDaemonToken(socketPath: string): string {
-  const token = randomBytes(32).toString("hex");
+  const token = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex");
   writePrivateFile(tokenPath(socketPath), token);
   return token;
 }

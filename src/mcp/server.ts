@@ -1,5 +1,7 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -26,6 +28,7 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
       capabilities: { tools: {}, logging: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
       instructions: sandboxInstructions(host.sandbox),
       taskStore,
+      jsonSchemaValidator: lazyValidator(),
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: host.tools }));
@@ -78,6 +81,15 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
   return server;
 }
 
+/**
+ * The SDK's JSON Schema validator (used only for elicitation answers, which this server
+ * never asks for), built on first use: building Ajv costs ~2 ms of every server start.
+ */
+function lazyValidator(): jsonSchemaValidator {
+  let ajv: AjvJsonSchemaValidator | undefined;
+  return { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
+}
+
 /** A task-augmented call that launched nothing: its refusal, or the confirmation it needs, as a protocol error. */
 function notStarted(result: ToolResult): McpError {
   const message = typeof result.error === "string" ? result.error : `Not started: ${String(result.message)}`;
@@ -90,7 +102,6 @@ function notStarted(result: ToolResult): McpError {
  */
 export async function serveStdio(host: ToolHost): Promise<never> {
   const server = createMcpServer(host);
-  const transport: Transport = new StdioTransport();
   let exiting = false;
   const exit = async () => {
     if (exiting) return;
@@ -98,8 +109,7 @@ export async function serveStdio(host: ToolHost): Promise<never> {
     await host.close();
     process.exit(0);
   };
-  process.stdin.on("end", exit);
-  process.stdin.on("close", exit);
+  const transport: Transport = new StdioTransport(exit);
   process.on("SIGTERM", exit);
   process.on("SIGINT", exit);
   process.on("SIGHUP", exit);

@@ -8,35 +8,56 @@ import { LineFramer } from "./line-framer.ts";
  * MCP over stdin/stdout, one JSON-RPC message per line. Unlike the SDK's stdio transport it
  * keeps reading after a bad line: an oversized line is answered and skipped without being
  * buffered, invalid JSON gets the parse error, and stdin's EOF is still seen (SPEC §14).
+ *
+ * It reads and writes through Bun's own file I/O, not process.stdin/stdout: those load
+ * Node's stream modules, ~3–7 ms of every server start.
  */
 export class StdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   private readonly framer = new LineFramer(MAX_MESSAGE_BYTES);
+  private readonly out = Bun.stdout.writer();
+  /** Writes in order; a failed write (the client went away) is reported once, not thrown at callers. */
+  private writing: Promise<unknown> = Promise.resolve();
+  private ended = false;
 
-  constructor(
-    private readonly stdin: NodeJS.ReadableStream = process.stdin,
-    private readonly stdout: NodeJS.WritableStream = process.stdout,
-  ) {}
+  /** Called once stdin ends (EOF, or a read error). */
+  constructor(private readonly onEnd: () => void = () => {}) {}
 
   async start(): Promise<void> {
-    this.stdin.on("data", (chunk: Buffer) => {
-      for (const frame of this.framer.push(chunk)) {
-        const decoded = decodeFrame(frame);
-        if (!decoded) continue;
-        if ("reply" in decoded) void this.send(decoded.reply).catch((e) => this.onerror?.(e as Error));
-        else this.onmessage?.(decoded.message);
+    void this.read();
+  }
+
+  private async read(): Promise<void> {
+    try {
+      for await (const chunk of Bun.stdin.stream()) {
+        for (const frame of this.framer.push(chunk)) {
+          const decoded = decodeFrame(frame);
+          if (!decoded) continue;
+          if ("reply" in decoded) void this.send(decoded.reply);
+          else this.onmessage?.(decoded.message);
+        }
       }
-    });
-    this.stdin.on("error", (e: Error) => this.onerror?.(e));
+    } catch (e) {
+      this.onerror?.(e as Error);
+    }
+    this.end();
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.stdout.write(serializeMessage(message))) resolve();
-      else this.stdout.once("drain", resolve);
+    const sent = this.writing.then(async () => {
+      this.out.write(serializeMessage(message));
+      await this.out.flush();
     });
+    this.writing = sent.catch((e) => this.onerror?.(e as Error));
+    return this.writing.then(() => {});
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.onEnd();
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 
 /** How long an unanswered confirmation stays valid (SPEC §14). */
 export const CONFIRMATION_TTL_MS = 10 * 60 * 1000;
@@ -62,4 +61,4 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-const digest = (text: string) => createHash("sha256").update(text).digest("hex");
+const digest = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("hex");

@@ -1,4 +1,3 @@
-import { createHash, createHmac } from "node:crypto";
 import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 
@@ -13,7 +12,7 @@ export type HostKeyVerdict = { ok: true; recorded?: boolean } | { ok: false; rea
 
 /** `SHA256:…` as `ssh-keygen -lf` and OpenSSH's warnings print it. */
 export function fingerprint(keyBlob: Buffer): string {
-  return "SHA256:" + createHash("sha256").update(keyBlob).digest("base64").replace(/=+$/, "");
+  return "SHA256:" + new Bun.CryptoHasher("sha256").update(keyBlob).digest("base64").replace(/=+$/, "");
 }
 
 /** The key type named inside an SSH public key blob (`ssh-ed25519`, `ssh-rsa`, …). */
@@ -31,7 +30,7 @@ function patternMatches(pattern: string, name: string): boolean {
   if (pattern.startsWith("|1|")) {
     const [, , salt, hash] = pattern.split("|");
     if (!salt || !hash) return false;
-    const mac = createHmac("sha1", Buffer.from(salt, "base64")).update(name).digest("base64");
+    const mac = new Bun.CryptoHasher("sha1", Buffer.from(salt, "base64")).update(name).digest("base64");
     return mac === hash;
   }
   return pattern.split(",").some((p) => p === name);

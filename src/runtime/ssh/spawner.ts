@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { ClientChannel } from "ssh2";
 import type { HostLink } from "./host-link.ts";
 import { SPAWNER_PRELUDE, spawnScript } from "./scripts.ts";
@@ -48,7 +47,7 @@ export class Spawner {
   /** Sends one command; the handle reports its start, output and end. */
   start(command: string, cwd: string, env: Record<string, string>, stdin: null | { text: string }): SpawnedHandle {
     if (this.current) throw new Error("spawner is busy");
-    const nonce = `__as${randomBytes(12).toString("hex")}_`;
+    const nonce = `__as${Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString("hex")}_`;
     const handle = new SpawnedHandle(this, nonce, cwd);
     this.current = handle;
     void handle.finished.then((ok) => {
