@@ -28,9 +28,9 @@ function descendsFrom(pid: number, ancestor: number): boolean {
   return false;
 }
 
-async function untilWaiting(server: number): Promise<void> {
+async function untilWaiting(server: number, count = 1): Promise<void> {
   const deadline = Date.now() + 5000;
-  while (waiting(server).length === 0) {
+  while (waiting(server).length < count) {
     if (Date.now() > deadline) throw new Error("no sandbox was built ahead");
     await Bun.sleep(10);
   }
@@ -64,6 +64,25 @@ describe("a sandbox built ahead", () => {
       const later = await s.call("bash", { command: PROBE });
       expect(later).toEqual({ ...first, duration_ms: later.duration_ms });
     }
+  });
+
+  test("a launcher starts with the last command's environment: a variable given to one call is not seen by the next", async () => {
+    // BASH_ENV is sourced once, by the command's own bash, as in a direct start.
+    const rc = join(work, "bash-env.sh");
+    writeFileSync(rc, "echo sourced\n");
+    const probe = 'echo "one=${AS_ONE-unset}"';
+    const run = async (env?: Record<string, string>) => {
+      await untilWaiting(s.pid, 2); // both waiting launchers were started after the previous call
+      return (await s.call("bash", { command: probe, ...(env ? { env } : {}) })).stdout;
+    };
+    await s.call("bash", { command: "true" });
+    for (let i = 0; i < 2; i++) {
+      expect(await run({ AS_ONE: "1", BASH_ENV: rc })).toBe("sourced\none=1\n");
+      expect(await run({ AS_ONE: "1", BASH_ENV: rc })).toBe("sourced\none=1\n");
+      expect(await run()).toBe("one=unset\n");
+      expect(await run({ AS_ONE: `${i + 2}` })).toBe(`one=${i + 2}\n`);
+    }
+    rmSync(rc);
   });
 
   test("stdin text and another working directory reach the command", async () => {

@@ -36,6 +36,8 @@ interface Warm {
   proc: Bun.Subprocess;
   /** What the sandbox was built over (signature()): a claim compares it with now. */
   hidden: string;
+  /** The environment the launcher started with (launcherEnv()). */
+  env: Record<string, string>;
   /** False while an unsandboxed launcher is still being moved into its task cgroup. */
   ready: boolean;
   cgroup: TaskCgroup | null;
@@ -69,11 +71,14 @@ const START_DELAY_MS = 3;
 /** How long after a cgroup move the next one is cheap (TaskCgroup.movedWithin). */
 const CGROUP_MOVE_HOT_MS = 20;
 /**
- * A launcher's own environment is only the owner marker: should the server die before the
- * watchdog hears of it, the watchdog still finds it by that. The claim sets the command's.
+ * Names a launcher does not start with, though its command may have them: bash acts on them
+ * when it starts (BASH_ENV is sourced, SHELLOPTS and POSIXLY_CORRECT change the shell,
+ * SHLVL, PWD and OLDPWD are rewritten), so the claim sets them, as a direct start would.
  */
-const LAUNCHER_ENV = { [OWNER_MARKER]: OWNER_TOKEN };
-/** bash by absolute path: the launcher's environment has no PATH. */
+const SET_AT_CLAIM = new Set(["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "POSIXLY_CORRECT", "BASH_XTRACEFD", "BASH_COMPAT", "IFS", "PS4", "SHLVL", "PWD", "OLDPWD", "_"]);
+/** The environment new launchers of each kind start with: their last command's (launcherEnv()). */
+const envOfKind = new Map<Kind, Record<string, string>>();
+/** bash by absolute path: a launcher's environment may have no PATH. */
 const BASH = Bun.which("bash") ?? "/bin/bash";
 /** The launcher: runs what the claim writes to fd 3; a pipe closed empty (the host died) ends it. */
 const LAUNCHER = [BASH, "--noprofile", "--norc", "-c", ". /dev/fd/3; exit 125"];
@@ -86,6 +91,7 @@ export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
   if (spec.argv || spec.tty) return null;
   const kind: Kind | null = spec.sandbox ? (spec.sandbox.wrapAhead ? spec.sandbox : null) : TaskCgroup.available() ? UNSANDBOXED : null;
   if (kind === null) return null;
+  if (Object.keys(spec.env).every((name) => EXPORTABLE.test(name))) envOfKind.set(kind, launcherEnv(spec.env));
   const ready = warm.get(kind) ?? [];
   warm.delete(kind);
   warm.set(kind, ready); // most recently used last
@@ -96,7 +102,7 @@ export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
     return null;
   }
   const [found] = ready.splice(at, 1) as [Warm];
-  const script = launchScript(spec);
+  const script = launchScript(spec, found.env);
   if (script === null || !running(found.proc) || found.hidden !== signature(kind, spec.cwd)) {
     discard(found);
     schedule(kind);
@@ -165,16 +171,17 @@ function start(kind: Kind): Warm {
     opened.push(stdinR, stdinW, outR, outW, errR, errW, reqR, reqW);
     const stdio = { stdin: stdinR, stdout: outW, stderr: errW };
     let proc: Bun.Subprocess;
+    const env = envOfKind.get(kind) ?? launcherEnv({});
     if (kind === UNSANDBOXED) {
       cgroup = TaskCgroup.create();
       if (!cgroup) throw new Error("no task cgroup");
-      proc = Bun.spawn(LAUNCHER, { stdio: [stdinR, outW, errW, reqR], cwd: "/", env: LAUNCHER_ENV, detached: true });
+      proc = Bun.spawn(LAUNCHER, { stdio: [stdinR, outW, errW, reqR], cwd: "/", env, detached: true });
     } else {
-      proc = spawnBwrap(kind.wrapAhead!(LAUNCHER, LAUNCHER_ENV), stdio, reqR, "/", false);
+      proc = spawnBwrap(kind.wrapAhead!(LAUNCHER, env), stdio, reqR, "/", false);
     }
     watchdog().track(proc.pid);
     for (const fd of [stdinR, outW, errW, reqR]) closeQuietly(fd); // the child has its copies
-    const w: Warm = { kind, proc, hidden: signature(kind, "/"), ready: cgroup === null, cgroup, request: reqW, stdin: stdinW, stdout: outR, stderr: errR };
+    const w: Warm = { kind, proc, hidden: signature(kind, "/"), env, ready: cgroup === null, cgroup, request: reqW, stdin: stdinW, stdout: outR, stderr: errR };
     if (cgroup) {
       void cgroup.place(proc.pid).then((placed) => {
         if (placed) w.ready = true;
@@ -230,20 +237,34 @@ function running(proc: Bun.Subprocess): boolean {
 }
 
 /**
+ * A launcher's own environment: its command's, less what bash acts on at start, and with the
+ * owner marker, so that should the server die before the watchdog hears of the launcher,
+ * the watchdog still finds it by that.
+ */
+function launcherEnv(env: Record<string, string>): Record<string, string> {
+  const own: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (!SET_AT_CLAIM.has(name)) own[name] = value;
+  own[OWNER_MARKER] = OWNER_TOKEN;
+  return own;
+}
+
+/**
  * What the launcher sources: the environment exactly as a direct `bash -c` would get it
  * (bash's `exec` lowers SHLVL by one, so it is raised by one first; OLDPWD only if given).
- * The directory check is the one the direct start makes: the path, all symlinks resolved,
- * must still be the validated (canonical) one.
+ * Only what differs from the environment the launcher started with is written (exporting
+ * costs bash ~15 µs a variable). The directory check is the one the direct start makes:
+ * the path, all symlinks resolved, must still be the validated (canonical) one.
  */
-function launchScript(spec: SpawnSpec): string | null {
+function launchScript(spec: SpawnSpec, started: Record<string, string>): string | null {
   const lines = [
-    `exec 3<&- 4>&-; unset ${OWNER_MARKER}`,
+    "exec 3<&- 4>&-",
     `cd -P -- ${quote(spec.cwd)} 2>/dev/null && [ "$PWD" = ${quote(spec.cwd)} ] || { printf '%s\\n' ${quote(CWD_REPLACED_MESSAGE)} >&2; exit 126; }`,
   ];
   if (spec.stdin === null) lines.push("exec 0</dev/null");
+  for (const name of Object.keys(started)) if (!(name in spec.env)) lines.push(`unset ${name}`);
   for (const [name, value] of Object.entries(spec.env)) {
     if (!EXPORTABLE.test(name)) return null;
-    if (name !== "SHLVL") lines.push(`export ${quote(`${name}=${value}`)}`);
+    if (name !== "SHLVL" && started[name] !== value) lines.push(`export ${quote(`${name}=${value}`)}`);
   }
   if (spec.env.OLDPWD === undefined) lines.push("export -n OLDPWD");
   const level = spec.env.SHLVL;
