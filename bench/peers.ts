@@ -148,12 +148,13 @@ class McpPeer {
   }
 }
 
-function agentShell(workdir: string): Peer {
+/** agent-shell as configured by default (every command in an OS sandbox), or with `--sandbox off` (like the peers). */
+function agentShell(workdir: string, sandbox: "default" | "off" = "default"): Peer {
   const state = mkdtempSync(join(tmpdir(), "bench-as-state-"));
-  const mcp = new McpPeer(BINARY, ["mcp", "--state-dir", state], envWithout("AGENT_SHELL_"), workdir);
+  const mcp = new McpPeer(BINARY, ["mcp", "--state-dir", state, ...(sandbox === "off" ? ["--sandbox", "off"] : [])], envWithout("AGENT_SHELL_"), workdir);
   const version = Bun.spawnSync([BINARY, "--version"]).stdout.toString().trim().replace(/^agent-shell\s+/, "");
   return {
-    name: "agent-shell",
+    name: sandbox === "off" ? "agent-shell --sandbox off" : "agent-shell",
     version,
     lacks: {},
     start: () => mcp.connect(),
@@ -272,12 +273,14 @@ function bashCommandMcp(dir: string, workdir: string): Peer {
   };
 }
 
+const FLOOR_NAME = "bash -c (floor)";
+
 /** The floor: Bun.spawn(["bash", "-c", …]) in this very process; no protocol, no registry. */
 function floor(): Peer {
   const procs = new Map<string, ReturnType<typeof Bun.spawn>>();
   let n = 0;
   return {
-    name: "bash -c (floor)",
+    name: FLOOR_NAME,
     version: (Bun.spawnSync(["bash", "-c", "echo $BASH_VERSION"]).stdout.toString().trim() || "?") + ` via Bun.spawn ${Bun.version}`,
     lacks: { list: "no registry: the caller keeps the handles", cold: "no server: the cold-start figure is one `bash -c true`" },
     async start() {
@@ -405,10 +408,10 @@ async function runPeer(make: () => Peer): Promise<Row> {
   // 200 MB flood in a fresh server: time and the server's peak RSS
   const fresh = make();
   await fresh.start();
-  const rssBefore = fresh.name.startsWith("bash") ? null : vmHWM(fresh.pid()!);
+  const rssBefore = fresh.name === FLOOR_NAME ? null : vmHWM(fresh.pid()!);
   let flood: string;
   try {
-    if (fresh.name.startsWith("bash")) {
+    if (fresh.name === FLOOR_NAME) {
       // The floor's RSS is a separate bun process that drains the pipe, so it can be measured alone.
       const script = `const p=Bun.spawn(["bash","-c","yes flood | head -c ${FLOOD_BYTES}"],{stdout:"pipe"});let n=0;for await(const c of p.stdout)n+=c.byteLength;await p.exited;const m=/VmHWM:\\s+(\\d+)/.exec(require("fs").readFileSync("/proc/self/status","latin1"));console.log(n+" "+m[1]);`;
       const [t, out] = await timeIt(async () => (await $`bun -e ${script}`.quiet()).stdout.toString().trim());
@@ -460,6 +463,7 @@ const rows: Row[] = [];
 try {
   rows.push(await runPeer(floor));
   rows.push(await runPeer(() => agentShell(workdir)));
+  rows.push(await runPeer(() => agentShell(workdir, "off")));
   rows.push(await runPeer(() => bashCommandMcp(dc.dir, workdir)));
   rows.push(await runPeer(() => desktopCommander(dc.dir, dcHome, workdir)));
 } finally {
@@ -472,7 +476,7 @@ const out = [
   `### Peer benchmark — ${date}`,
   "",
   `- Machine: ${machine}${process.env.BENCH_NOTE ? ` (${process.env.BENCH_NOTE})` : ""}`,
-  `- Versions: ${rows[1]?.peer} (commit ${commit}), Bun ${Bun.version}, Node ${nodeVersion}, ${rows.slice(2).map((r) => r.peer).join(", ")}`,
+  `- Versions: ${rows[1]?.peer} (commit ${commit}), Bun ${Bun.version}, Node ${nodeVersion}, ${rows.slice(3).map((r) => r.peer).join(", ")}`,
   `- Command: \`bun run build.ts && bun run bench/peers.ts\`${QUICK ? " (BENCH_QUICK=1)" : ""}`,
   `- Repetitions: fg latency ${N_LATENCY} (after 10 warm-up), 1 MB ${N_MB}, background overhead ${N_BG_OVERHEAD}, cold start ${N_COLD}; medians unless marked`,
   "",
@@ -483,6 +487,7 @@ const out = [
   "Notes:",
   ...rows.flatMap((r) => r.notes.map((n) => `- ${r.peer.split(" ")[0]}: ${n}`)),
   "- agent-shell returns at most 50,000 bytes per stream in a foreground result (head + tail around a marker) and spools the full output to `stdout_path`; the 1 MB and flood columns count the spooled bytes.",
+  "- agent-shell runs every command in an OS sandbox by default (Containment in the README); `--sandbox off` runs them as the other peers do, with the rest unchanged (task cgroups, spooling, watchdog).",
   "- 100 bg tasks: each task is `sleep X & sleep X; wait` (a grandchild, like a dev server's workers); survivors are processes still alive 3 s after the kills returned (then killed by the bench).",
   "",
 ];

@@ -7,30 +7,29 @@
  * process.stdin) cost milliseconds each, so they are imported where they are used
  * (tests/startup-imports.test.ts keeps it so).
  */
-import { z } from "zod";
-// Zod's compiled fast path costs ~1 ms per schema at its first parse (every message type,
-// every tool's first call) to save microseconds per parse after: not worth it here.
-z.config({ jitless: true });
 import { HELP, UsageError } from "./cli/usage.ts";
 import { VERSION } from "./version.ts";
 
 async function main(argv: string[]): Promise<number> {
   const [verb, ...rest] = argv;
   switch (verb) {
-    case "__sandbox-exec":
-      // The Landlock level's launcher (hidden): restricts itself, then becomes the command.
-      return (await import("./sandbox/landlock/exec.ts")).runSandboxExec(rest);
     case "--version":
     case "-V":
     case "version":
-      process.stdout.write(`agent-shell ${VERSION}\n`);
+      await Bun.write(Bun.stdout, `agent-shell ${VERSION}\n`);
       return 0;
     case undefined:
     case "--help":
     case "-h":
     case "help":
-      process.stdout.write(HELP);
+      await Bun.write(Bun.stdout, HELP);
       return verb === undefined ? 2 : 0;
+  }
+  await import("./zod-jitless.ts");
+  switch (verb) {
+    case "__sandbox-exec":
+      // The Landlock level's launcher (hidden): restricts itself, then becomes the command.
+      return (await import("./sandbox/landlock/exec.ts")).runSandboxExec(rest);
     case "mcp": {
       // The sandbox probe's processes run while the server's modules load.
       const probing = (await import("./sandbox/index.ts")).primeSandboxLevel().catch(() => {});

@@ -29,8 +29,9 @@ export class Collector {
     } catch {
       /* a read error ends the stream like EOF */
     } finally {
-      this.finished = true;
       this.sink.spool?.close();
+      await this.sink.spool?.settled; // the end of a task means its log file is complete
+      this.finished = true;
     }
   }
 

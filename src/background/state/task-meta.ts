@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { OWNER_TOKEN } from "../../runtime/env.ts";
 import { processStartTime } from "../../runtime/process-group.ts";
 import type { Task, TaskInfo, TaskSandbox, TaskStatus } from "../tasks/task.ts";
-import { makePrivateDir, writePrivateFile, writePrivateFileAsync } from "./private-files.ts";
+import { makePrivateDir, makePrivateDirAsync, writePrivateFile, writePrivateFileAsync } from "./private-files.ts";
 
 /** What `<owner>/tasks/<id>/meta.json` records, rewritten on every transition: the task's info, then its state. */
 export interface TaskMeta extends TaskInfo {
@@ -89,7 +89,7 @@ export function writeMeta(dir: string, meta: TaskMeta): void {
 /** writeMeta with the file written off the event loop (the folder is checked, or made, first). */
 export async function writeMetaAsync(dir: string, meta: TaskMeta): Promise<void> {
   try {
-    makePrivateDir(dir);
+    await makePrivateDirAsync(dir);
     const tmp = join(dir, "meta.json.tmp");
     await writePrivateFileAsync(tmp, JSON.stringify(meta, null, 2));
     await rename(tmp, join(dir, "meta.json"));

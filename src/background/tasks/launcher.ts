@@ -79,7 +79,8 @@ export class Launcher {
       keepStdinOpen: req.spec.stdin === "pipe",
       sandbox: req.sandbox,
     });
-    if (req.background) for (const s of [task.stdout, task.stderr]) s.spool?.open();
+    // A background task's log files exist from launch: made while the process starts.
+    const logsMade = req.background ? Promise.all([task.stdout, task.stderr].map((s) => s.spool?.open())) : null;
     // Merged `logs` need the order of stdout and stderr writes (not for a tty: one stream).
     if (req.background && !req.spec.tty) {
       const order = recordWriteOrder(join(logDir, WRITE_ORDER_FILE), task.stdout, task.stderr);
@@ -89,9 +90,13 @@ export class Launcher {
     try {
       handle = await req.runtime.spawn(req.spec);
     } catch (e) {
+      await logsMade;
       task.removeLogs();
       throw e;
     }
+    // Before the collectors start (the child's first output waits in its pipe meanwhile), and
+    // with nothing awaited between attach and register: a quick end is never missed.
+    await logsMade;
     task.attach(handle);
     if (id) {
       this.registry.register(task, id);
