@@ -26,3 +26,21 @@ test("a silent running task and a finished one with no output both name their (e
   expect(existsSync(ended.stdout_path)).toBe(true);
   expect(existsSync(ended.stderr_path)).toBe(true);
 });
+
+test("tasks started in a burst: each log file exists when task_output names it and holds every byte, in order", async () => {
+  // The files are made off the event loop while the processes start: output that comes
+  // first waits in memory and must reach the file complete and in order.
+  const lines = 2000;
+  const command = `for i in $(seq 1 ${lines}); do echo "line $i"; echo "err $i" >&2; done`;
+  const started = await Promise.all(Array.from({ length: 30 }, () => s.call("bash", { command, run_in_background: true })));
+  const expected = (word: string) => Array.from({ length: lines }, (_, i) => `${word} ${i + 1}\n`).join("");
+  for (const t of started) {
+    const now = await s.call("task_output", { task_id: t.task_id });
+    expect(existsSync(now.stdout_path)).toBe(true);
+    expect(existsSync(now.stderr_path)).toBe(true);
+    const ended = await s.call("task_output", { task_id: t.task_id, wait: true });
+    expect(ended.exit_code).toBe(0);
+    expect(readFileSync(ended.stdout_path, "utf8")).toBe(expected("line"));
+    expect(readFileSync(ended.stderr_path, "utf8")).toBe(expected("err"));
+  }
+});

@@ -29,9 +29,8 @@ export class Collector {
     } catch {
       /* a read error ends the stream like EOF */
     } finally {
-      this.sink.spool?.close();
-      await this.sink.spool?.settled; // the end of a task means its log file is complete
       this.finished = true;
+      this.sink.spool?.close();
     }
   }
 

@@ -74,7 +74,7 @@ export class Spool {
     return this.opening;
   }
 
-  /** Resolves once output so far is in the file (or could not be): the file is being created. */
+  /** Resolves once the file exists and holds the output so far (or could not be made). */
   get settled(): Promise<void> {
     return this.opening ?? Promise.resolve();
   }

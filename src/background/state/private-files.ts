@@ -1,5 +1,5 @@
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, realpathSync, statSync, unlinkSync, writeSync } from "node:fs";
-import { chmod, lstat, mkdir, open, realpath, unlink } from "node:fs/promises";
+import { chmod, mkdir, open, realpath, unlink } from "node:fs/promises";
 import { open as openCallback, fstat as fstatCallback, fchmod as fchmodCallback, close as closeCallback } from "node:fs";
 import { dirname, relative, resolve, sep } from "node:path";
 
@@ -79,26 +79,22 @@ export function makePrivateDir(dir: string): void {
   if (root !== undefined && !inside(realpathSync(abs), root[1])) throw leadsOutside(abs, root[0]);
 }
 
-/** makePrivateDir off the event loop (the fs thread pool). */
+/**
+ * makePrivateDir off the event loop (the fs thread pool). Made for the usual case, a new
+ * folder in one that exists: each step is a round trip through the event loop.
+ */
 export async function makePrivateDirAsync(dir: string): Promise<void> {
   const abs = resolve(dir);
-  const missing: string[] = [];
-  for (let p = abs; ; p = dirname(p)) {
-    try {
-      await lstat(p);
-      break;
-    } catch {
-      missing.unshift(p);
-      if (dirname(p) === p) break;
+  try {
+    await mkdir(abs, { mode: 0o700 });
+    if (!umaskKeepsOwnerBits) await chmod(abs, 0o700);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" && dirname(abs) !== abs) {
+      await makePrivateDirAsync(dirname(abs));
+      return makePrivateDirAsync(abs);
     }
-  }
-  for (const p of missing) {
-    try {
-      await mkdir(p, { mode: 0o700 });
-      if (!umaskKeepsOwnerBits) await chmod(p, 0o700);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-    }
+    if (code !== "EEXIST") throw e;
   }
   const root = trustedRootOf(abs);
   if (root !== undefined && !inside(await realpath(abs), root[1])) throw leadsOutside(abs, root[0]);
@@ -185,19 +181,25 @@ export function writePrivateFile(path: string, data: string): void {
   }
 }
 
-/** writePrivateFile off the event loop (the fs thread pool), for writes nothing waits on. */
-export async function writePrivateFileAsync(path: string, data: string): Promise<void> {
+/**
+ * writePrivateFile off the event loop (the fs thread pool), for writes nothing waits on.
+ * `onlyIfAbsent`: write only if nothing is at `path` yet; false when something was.
+ */
+export async function writePrivateFileAsync(path: string, data: string, opts: { onlyIfAbsent?: boolean } = {}): Promise<boolean> {
   const file = await open(path, EXCLUSIVE_FLAGS, 0o600).catch(async (e: NodeJS.ErrnoException) => {
     if (e.code !== "EEXIST") throw e;
+    if (opts.onlyIfAbsent) return null;
     await unlink(path);
     return open(path, EXCLUSIVE_FLAGS, 0o600);
   });
+  if (!file) return false;
   try {
     if (!umaskKeepsOwnerBits) await file.chmod(0o600);
     await file.writeFile(data);
   } finally {
     await file.close();
   }
+  return true;
 }
 
 const EXCLUSIVE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;

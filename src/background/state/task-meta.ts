@@ -86,12 +86,19 @@ export function writeMeta(dir: string, meta: TaskMeta): void {
   }
 }
 
-/** writeMeta with the file written off the event loop (the folder is checked, or made, first). */
+/**
+ * writeMeta with the file written off the event loop (the folder is checked, or made, first).
+ * A crash during a task's first record may leave it unreadable: readers skip it, as they
+ * would a task not yet recorded. Later records are replaced atomically.
+ */
 export async function writeMetaAsync(dir: string, meta: TaskMeta): Promise<void> {
   try {
     await makePrivateDirAsync(dir);
+    const text = JSON.stringify(meta, null, 2);
+    // A task's first record replaces nothing: written in place, without a temporary file and rename.
+    if (await writePrivateFileAsync(join(dir, "meta.json"), text, { onlyIfAbsent: true })) return;
     const tmp = join(dir, "meta.json.tmp");
-    await writePrivateFileAsync(tmp, JSON.stringify(meta, null, 2));
+    await writePrivateFileAsync(tmp, text);
     await rename(tmp, join(dir, "meta.json"));
   } catch {
     /* metadata is best effort: the task itself goes on */

@@ -79,7 +79,8 @@ export class Launcher {
       keepStdinOpen: req.spec.stdin === "pipe",
       sandbox: req.sandbox,
     });
-    // A background task's log files exist from launch: made while the process starts.
+    // A background task's log files exist from launch: made off the event loop while the
+    // process starts (its first output waits in memory meanwhile; task_output awaits them).
     const logsMade = req.background ? Promise.all([task.stdout, task.stderr].map((s) => s.spool?.open())) : null;
     // Merged `logs` need the order of stdout and stderr writes (not for a tty: one stream).
     if (req.background && !req.spec.tty) {
@@ -94,9 +95,6 @@ export class Launcher {
       task.removeLogs();
       throw e;
     }
-    // Before the collectors start (the child's first output waits in its pipe meanwhile), and
-    // with nothing awaited between attach and register: a quick end is never missed.
-    await logsMade;
     task.attach(handle);
     if (id) {
       this.registry.register(task, id);
