@@ -1,6 +1,6 @@
 import { TOOLS } from "../tools/index.ts";
 import type { ToolAnnotations } from "../tools/types.ts";
-import { errorResult } from "../tools/result-shapes.ts";
+import { resultShapes } from "../tools/result-shapes.ts";
 import { portableInputSchema, portableOutputSchema } from "./portable-schema.ts";
 
 export interface ToolInfo {
@@ -24,7 +24,7 @@ export function toolList(): ToolInfo[] {
     title: t.title,
     description: t.description,
     inputSchema: portableInputSchema(t.schema),
-    outputSchema: portableOutputSchema(t.result, errorResult),
+    outputSchema: portableOutputSchema(t.result(), resultShapes().errorResult),
     annotations: { title: t.title, ...t.annotations },
     ...(t.taskSupport ? { execution: { taskSupport: t.taskSupport } } : {}),
   }));

@@ -18,7 +18,7 @@ import type { ToolResult } from "../errors.ts";
 import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
 import { sandboxFields } from "./sandbox/fields.ts";
 import { sandboxStartFailure } from "./sandbox/start.ts";
-import { interactiveShape, needsConfirmation, taskStatus, runOutputShape, sandboxShape, streamShape } from "./result-shapes.ts";
+import { resultShapes } from "./result-shapes.ts";
 
 const schema = z
   .object({
@@ -70,38 +70,43 @@ const schema = z
     }
   });
 
-const foregroundResult = z.looseObject({
-  command: z.string(),
-  exit_code: z.number().int(),
-  ...runOutputShape,
-  success: z.boolean(),
-  signal: z.string().optional(),
-  duration_ms: z.number(),
-  description: z.string().optional(),
-  screen: z.string().optional(),
-  ...sandboxShape,
-});
+/** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
+function resultSchema(): z.ZodType {
+  const { interactiveShape, needsConfirmation, taskStatus, runOutputShape, sandboxShape, streamShape } = resultShapes();
+  const foregroundResult = z.looseObject({
+    command: z.string(),
+    exit_code: z.number().int(),
+    ...runOutputShape,
+    success: z.boolean(),
+    signal: z.string().optional(),
+    duration_ms: z.number(),
+    description: z.string().optional(),
+    screen: z.string().optional(),
+    ...sandboxShape,
+  });
 
-/** Started in the background: at once, after readiness, moved there by background_after_seconds, or an already running service. */
-const backgroundResult = z.looseObject({
-  command: z.string(),
-  task_id: z.string(),
-  status: taskStatus,
-  pid: z.number().int().nullable().optional(),
-  name: z.string().optional(),
-  description: z.string().optional(),
-  ready: z.boolean().optional(),
-  ready_after_ms: z.number().optional(),
-  already_running: z.boolean().optional(),
-  backgrounded: z.boolean().optional(),
-  stdout: z.string().optional(),
-  stderr: z.string().optional(),
-  ...streamShape,
-  ...interactiveShape,
-  ...sandboxShape,
-});
+  /** Started in the background: at once, after readiness, moved there by background_after_seconds, or an already running service. */
+  const backgroundResult = z.looseObject({
+    command: z.string(),
+    task_id: z.string(),
+    status: taskStatus,
+    pid: z.number().int().nullable().optional(),
+    name: z.string().optional(),
+    description: z.string().optional(),
+    ready: z.boolean().optional(),
+    ready_after_ms: z.number().optional(),
+    already_running: z.boolean().optional(),
+    backgrounded: z.boolean().optional(),
+    stdout: z.string().optional(),
+    stderr: z.string().optional(),
+    ...streamShape,
+    ...interactiveShape,
+    ...sandboxShape,
+  });
 
-const result = z.union([foregroundResult, backgroundResult, needsConfirmation]);
+  const result = z.union([foregroundResult, backgroundResult, needsConfirmation]);
+  return result;
+}
 
 export const bashTool = defineTool({
   name: "bash",
@@ -117,7 +122,7 @@ export const bashTool = defineTool({
     "stdout_truncated?, stdout_path?, screen?} in the foreground; {command, task_id, status, pid, ready?, already_running?} in the " +
     "background; {needs_confirmation, command, message} when approval is needed.",
   schema,
-  result,
+  result: resultSchema,
   taskSupport: "optional",
   async run(input, ctx): Promise<ToolResult> {
     if (input.service !== undefined) {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { findTask } from "./find-task.ts";
 import { exitFields } from "./present.ts";
 import { defineTool } from "./types.ts";
-import { exitShape } from "./result-shapes.ts";
+import { resultShapes } from "./result-shapes.ts";
 
 const schema = z
   .object({
@@ -10,13 +10,18 @@ const schema = z
   })
   .strict();
 
-const result = z.looseObject({
-  task_id: z.string(),
-  task_type: z.literal("background"),
-  status: z.enum(["killed", "already_completed"]),
-  success: z.boolean(),
-  ...exitShape,
-});
+/** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
+function resultSchema(): z.ZodType {
+  const { exitShape } = resultShapes();
+  const result = z.looseObject({
+    task_id: z.string(),
+    task_type: z.literal("background"),
+    status: z.enum(["killed", "already_completed"]),
+    success: z.boolean(),
+    ...exitShape,
+  });
+  return result;
+}
 
 export const killShellTool = defineTool({
   name: "kill_shell",
@@ -27,7 +32,7 @@ export const killShellTool = defineTool({
     "the call returns once every process of the group is gone. The task stays readable with task_output (status 'killed'). " +
     "Returns: {task_id, task_type, status: 'killed'|'already_completed', success, exit_code?}",
   schema,
-  result,
+  result: resultSchema,
   async run(args, ctx) {
     const task = findTask(ctx, args.task_id);
     if (!task.running) await task.kill(); // an ended task: cancels a scheduled or starting restart

@@ -4,80 +4,90 @@ import { z } from "zod";
  * The pieces of the tools' result schemas (their MCP `outputSchema`, SPEC §12). Objects are
  * open (`looseObject`): a result may carry more than is declared here, but never less than
  * the required fields, so `{}` is rejected. Each tool's own schema lives beside the tool.
+ *
+ * Built on first use: only the published tool list (generated when the binary is built) and
+ * tests need result schemas, so a server start does not pay for making them.
  */
 
-const ERROR_CODES = ["NOT_FOUND", "ACCESS_DENIED", "INVALID_ARGUMENT", "IO_ERROR", "TIMEOUT", "BLOCKED"] as const;
+function build() {
+  const ERROR_CODES = ["NOT_FOUND", "ACCESS_DENIED", "INVALID_ARGUMENT", "IO_ERROR", "TIMEOUT", "BLOCKED"] as const;
 
-/** SPEC §2: every failure, whatever the tool. */
-export const errorResult = z.looseObject({
-  error: z.string().describe("What went wrong and what to do."),
-  error_code: z.enum(ERROR_CODES),
-  context: z.looseObject({}).describe("The request's relevant arguments and any partial output."),
-});
+  /** SPEC §2: every failure, whatever the tool. */
+  const errorResult = z.looseObject({
+    error: z.string().describe("What went wrong and what to do."),
+    error_code: z.enum(ERROR_CODES),
+    context: z.looseObject({}).describe("The request's relevant arguments and any partial output."),
+  });
 
-/** A call that must be approved first (a caution command, or a looser sandbox). */
-export const needsConfirmation = z.looseObject({
-  needs_confirmation: z.literal(true),
-  message: z.string().describe("What needs approval; call again with confirmed: true after the user agrees."),
-  command: z.string().optional(),
-  prompt: z.string().optional(),
-  description: z.string().optional(),
-});
+  /** A call that must be approved first (a caution command, or a looser sandbox). */
+  const needsConfirmation = z.looseObject({
+    needs_confirmation: z.literal(true),
+    message: z.string().describe("What needs approval; call again with confirmed: true after the user agrees."),
+    command: z.string().optional(),
+    prompt: z.string().optional(),
+    description: z.string().optional(),
+  });
 
-/** Where a task ran: `sandbox`, `sandbox_level` and `sandbox_denied` (SPEC §11). */
-export const sandboxShape = {
-  sandbox: z.string().optional().describe("The sandbox mode applied: workspace-write, read-only, off, remote or unavailable."),
-  sandbox_level: z.string().optional(),
-  sandbox_denied: z.looseObject({}).optional().describe("A failure that looks like the sandbox refused a path or the network."),
-};
+  /** Where a task ran: `sandbox`, `sandbox_level` and `sandbox_denied` (SPEC §11). */
+  const sandboxShape = {
+    sandbox: z.string().optional().describe("The sandbox mode applied: workspace-write, read-only, off, remote or unavailable."),
+    sandbox_level: z.string().optional(),
+    sandbox_denied: z.looseObject({}).optional().describe("A failure that looks like the sandbox refused a path or the network."),
+  };
 
-/** A stream's text as results show it, with its truncation and log-file fields. */
-export const streamShape = {
-  stdout_truncated: z.boolean().optional(),
-  stderr_truncated: z.boolean().optional(),
-  stdout_path: z.string().optional(),
-  stderr_path: z.string().optional(),
-  spool_error: z.string().optional(),
-};
+  /** A stream's text as results show it, with its truncation and log-file fields. */
+  const streamShape = {
+    stdout_truncated: z.boolean().optional(),
+    stderr_truncated: z.boolean().optional(),
+    stdout_path: z.string().optional(),
+    stderr_path: z.string().optional(),
+    spool_error: z.string().optional(),
+  };
 
-/** How a task ended: exit_code (-1 with `signal` when a signal ended it). */
-export const exitShape = {
-  exit_code: z.number().int().nullable().optional(),
-  signal: z.string().optional(),
-};
+  /** How a task ended: exit_code (-1 with `signal` when a signal ended it). */
+  const exitShape = {
+    exit_code: z.number().int().nullable().optional(),
+    signal: z.string().optional(),
+  };
 
-/** A tty task's screen, and the prompt it waits at. */
-export const interactiveShape = {
-  screen: z.string().optional(),
-  waiting_for_input: z.boolean().optional(),
-  prompt: z.string().optional(),
-};
+  /** A tty task's screen, and the prompt it waits at. */
+  const interactiveShape = {
+    screen: z.string().optional(),
+    waiting_for_input: z.boolean().optional(),
+    prompt: z.string().optional(),
+  };
 
-export const taskStatus = z.enum(["running", "completed", "killed", "lost"]);
+  const taskStatus = z.enum(["running", "completed", "killed", "lost"]);
 
-/** The full output of a finished foreground run. */
-export const runOutputShape = {
-  stdout: z.string(),
-  stderr: z.string(),
-  ...streamShape,
-};
+  /** The full output of a finished foreground run. */
+  const runOutputShape = {
+    stdout: z.string(),
+    stderr: z.string(),
+    ...streamShape,
+  };
 
-/** task_output's view of one task. */
-export const taskView = z.looseObject({
-  task_id: z.string(),
-  task_type: z.literal("background"),
-  kind: z.string(),
-  status: taskStatus,
-  host: z.string().optional(),
-  stdout: z.string().optional().describe("Absent only in a range read of stderr."),
-  stderr: z.string().optional(),
-  ...exitShape,
-  lost_reason: z.string().optional(),
-  note: z.string().optional(),
-  stdout_total_bytes: z.number().int(),
-  stderr_total_bytes: z.number().int(),
-  duration_ms: z.number(),
-  ...streamShape,
-  ...interactiveShape,
-  ...sandboxShape,
-});
+  /** task_output's view of one task. */
+  const taskView = z.looseObject({
+    task_id: z.string(),
+    task_type: z.literal("background"),
+    kind: z.string(),
+    status: taskStatus,
+    host: z.string().optional(),
+    stdout: z.string().optional().describe("Absent only in a range read of stderr."),
+    stderr: z.string().optional(),
+    ...exitShape,
+    lost_reason: z.string().optional(),
+    note: z.string().optional(),
+    stdout_total_bytes: z.number().int(),
+    stderr_total_bytes: z.number().int(),
+    duration_ms: z.number(),
+    ...streamShape,
+    ...interactiveShape,
+    ...sandboxShape,
+  });
+  return { errorResult, needsConfirmation, sandboxShape, streamShape, exitShape, interactiveShape, taskStatus, runOutputShape, taskView };
+}
+
+let built: ReturnType<typeof build> | undefined;
+
+export const resultShapes = () => (built ??= build());

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { listEntry } from "./present.ts";
 import { defineTool } from "./types.ts";
-import { exitShape, sandboxShape, taskStatus } from "./result-shapes.ts";
+import { resultShapes } from "./result-shapes.ts";
 
 const schema = z
   .object({
@@ -12,30 +12,35 @@ const schema = z
   })
   .strict();
 
-const entry = z.looseObject({
-  task_id: z.string(),
-  task_type: z.literal("background"),
-  kind: z.string(),
-  status: taskStatus,
-  command: z.string().optional(),
-  prompt: z.string().optional(),
-  description: z.string().optional(),
-  name: z.string().optional(),
-  pid: z.number().int().nullable(),
-  host: z.string().optional(),
-  tty: z.boolean(),
-  started_at: z.string(),
-  ended_at: z.string().optional(),
-  ...exitShape,
-  lost_reason: z.string().optional(),
-  restarts: z.number().int(),
-  restart_on: z.string().optional(),
-  restart_pending: z.boolean().optional(),
-  note: z.string().optional(),
-  spool_error: z.string().optional(),
-  ...sandboxShape,
-});
-const result = z.looseObject({ tasks: z.array(entry) });
+/** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
+function resultSchema(): z.ZodType {
+  const { exitShape, sandboxShape, taskStatus } = resultShapes();
+  const entry = z.looseObject({
+    task_id: z.string(),
+    task_type: z.literal("background"),
+    kind: z.string(),
+    status: taskStatus,
+    command: z.string().optional(),
+    prompt: z.string().optional(),
+    description: z.string().optional(),
+    name: z.string().optional(),
+    pid: z.number().int().nullable(),
+    host: z.string().optional(),
+    tty: z.boolean(),
+    started_at: z.string(),
+    ended_at: z.string().optional(),
+    ...exitShape,
+    lost_reason: z.string().optional(),
+    restarts: z.number().int(),
+    restart_on: z.string().optional(),
+    restart_pending: z.boolean().optional(),
+    note: z.string().optional(),
+    spool_error: z.string().optional(),
+    ...sandboxShape,
+  });
+  const result = z.looseObject({ tasks: z.array(entry) });
+  return result;
+}
 
 export const taskListTool = defineTool({
   name: "task_list",
@@ -45,7 +50,7 @@ export const taskListTool = defineTool({
     "List background tasks (bash commands and subagents), ordered by id, with their status. " +
     "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?, signal?, lost_reason?, restarts, restart_on?, restart_pending?, note?, spool_error?, sandbox?, sandbox_level?, sandbox_denied?}]}",
   schema,
-  result,
+  result: resultSchema,
   async run(args, ctx) {
     const which = args.status;
     const shown = ctx.registry.list().filter((t) => which === "all" || (which === "running") === t.running);

@@ -4,7 +4,7 @@ import { findTask } from "./find-task.ts";
 import { taskOutput } from "./present.ts";
 import { userRegex } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
-import { taskView } from "./result-shapes.ts";
+import { resultShapes } from "./result-shapes.ts";
 
 const MAX_BYTES_LIMIT = 1_000_000;
 
@@ -51,7 +51,12 @@ const schema = z
     }
   });
 
-const result = z.union([taskView, z.looseObject({ results: z.array(taskView), finished: z.array(z.string()) })]);
+/** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
+function resultSchema(): z.ZodType {
+  const { taskView } = resultShapes();
+  const result = z.union([taskView, z.looseObject({ results: z.array(taskView), finished: z.array(z.string()) })]);
+  return result;
+}
 
 export const taskOutputTool = defineTool({
   name: "task_output",
@@ -66,7 +71,7 @@ export const taskOutputTool = defineTool({
     "prompt?}; with task_ids: " +
     "{results: [...], finished: [task_id...]}",
   schema,
-  result,
+  result: resultSchema,
   async run(args, ctx) {
     const filter = args.filter !== undefined ? userRegex("task_output", "filter", args.filter) : undefined;
     const tasks = (args.task_ids ?? [args.task_id!]).map((id) => findTask(ctx, id));

@@ -6,7 +6,7 @@ import { childEnv } from "../runtime/env.ts";
 import { exitFields, runOutput } from "./present.ts";
 import { envSchema, osString } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
-import { exitShape, needsConfirmation, runOutputShape, sandboxShape } from "./result-shapes.ts";
+import { resultShapes } from "./result-shapes.ts";
 import { requestBinding } from "../safety/confirmations.ts";
 import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
 import { sandboxFields } from "./sandbox/fields.ts";
@@ -28,11 +28,16 @@ const schema = z
   })
   .strict();
 
-const result = z.union([
-  z.looseObject({ status: z.enum(["completed", "failed"]), ...exitShape, exit_code: z.number().int(), ...runOutputShape, ...sandboxShape }),
-  z.looseObject({ task_id: z.string(), status: z.literal("running"), prompt: z.string() }),
-  needsConfirmation,
-]);
+/** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
+function resultSchema(): z.ZodType {
+  const { exitShape, needsConfirmation, runOutputShape, sandboxShape } = resultShapes();
+  const result = z.union([
+    z.looseObject({ status: z.enum(["completed", "failed"]), ...exitShape, exit_code: z.number().int(), ...runOutputShape, ...sandboxShape }),
+    z.looseObject({ task_id: z.string(), status: z.literal("running"), prompt: z.string() }),
+    needsConfirmation,
+  ]);
+  return result;
+}
 
 export const taskTool = defineTool({
   name: "task",
@@ -45,7 +50,7 @@ export const taskTool = defineTool({
     "Returns: {status: 'completed'|'failed', exit_code, stdout, stderr, sandbox, sandbox_level?, sandbox_denied?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?} " +
     "in the foreground; {task_id, status: 'running', prompt} with background.",
   schema,
-  result,
+  result: resultSchema,
   taskSupport: "optional",
   async run(args, ctx) {
     const env = childEnv(args.env);

@@ -50,8 +50,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   schema: S;
   /** May run as an MCP task (SPEC §12): calls that launch a process whose end is their result. */
   taskSupport?: "optional";
-  /** What a successful call returns (its MCP outputSchema adds the error shape). */
-  result: z.ZodType;
+  /** What a successful call returns (its MCP outputSchema adds the error shape), built on demand. */
+  result: () => z.ZodType;
   /** Returns the result; a failure is thrown (a CodedError) and shaped by ToolHost.call. */
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }

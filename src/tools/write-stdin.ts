@@ -6,7 +6,7 @@ import { firstOf } from "../first-of.ts";
 import { findTask } from "./find-task.ts";
 import { stdinAnswer } from "./present.ts";
 import { defineTool } from "./types.ts";
-import { exitShape, interactiveShape, taskStatus } from "./result-shapes.ts";
+import { resultShapes } from "./result-shapes.ts";
 
 const MAX_YIELD_MS = 10_000;
 /** Once output has started, this much quiet means the program has answered. */
@@ -35,17 +35,22 @@ const schema = z
   })
   .strict();
 
-const result = z.looseObject({
-  task_id: z.string(),
-  bytes_written: z.number().int(),
-  status: taskStatus,
-  output: z.string(),
-  stderr: z.string().optional(),
-  output_truncated: z.boolean().optional(),
-  stderr_truncated: z.boolean().optional(),
-  ...exitShape,
-  ...interactiveShape,
-});
+/** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
+function resultSchema(): z.ZodType {
+  const { exitShape, interactiveShape, taskStatus } = resultShapes();
+  const result = z.looseObject({
+    task_id: z.string(),
+    bytes_written: z.number().int(),
+    status: taskStatus,
+    output: z.string(),
+    stderr: z.string().optional(),
+    output_truncated: z.boolean().optional(),
+    stderr_truncated: z.boolean().optional(),
+    ...exitShape,
+    ...interactiveShape,
+  });
+  return result;
+}
 
 export const writeStdinTool = defineTool({
   name: "write_stdin",
@@ -58,7 +63,7 @@ export const writeStdinTool = defineTool({
     "On a finished task it returns the final status. Returns: {task_id, bytes_written, status, output, stderr?, output_truncated?, screen?, " +
     "exit_code?, signal?, waiting_for_input?, prompt?}",
   schema,
-  result,
+  result: resultSchema,
   async run(args, ctx) {
     const unknown = args.keys.find((k) => keyBytes(k, { tty: true, applicationCursor: false }) === null);
     if (unknown !== undefined) {
