@@ -52,7 +52,8 @@ function vmHWM(pid: number): number | null {
 }
 
 /** Live processes whose command line contains `marker`. */
-function livePids(marker: string): number[] {
+/** Live processes whose command line contains `marker` (or, `exact`, is it). */
+function livePids(marker: string, exact = false): number[] {
   const out: number[] = [];
   for (const e of readdirSync("/proc")) {
     if (!/^\d+$/.test(e)) continue;
@@ -60,7 +61,8 @@ function livePids(marker: string): number[] {
       const stat = readFileSync(`/proc/${e}/stat`, "latin1");
       const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
       if (state === "Z" || state === "X") continue;
-      if (readFileSync(`/proc/${e}/cmdline`, "latin1").split("\0").join(" ").includes(marker)) out.push(Number(e));
+      const cmdline = readFileSync(`/proc/${e}/cmdline`, "latin1").split("\0").join(" ").trim();
+      if (exact ? cmdline === marker : cmdline.includes(marker)) out.push(Number(e));
     } catch {}
   }
   return out;
@@ -389,6 +391,9 @@ async function runPeer(make: () => Peer): Promise<Row> {
   // dev server or test runner would, so killing only the direct child leaves survivors.
   const marker = `${3000 + Math.floor(Math.random() * 1000)}.${Math.floor(Math.random() * 1e6)}`;
   const [tStart, ids] = await timeIt(() => Promise.all(Array.from({ length: N_TASKS }, () => peer.bgStart(`sleep ${marker} & sleep ${marker}; wait`))));
+  // List and kill running tasks: a start may return before its process runs (a sandbox still being built).
+  const runningBy = Date.now() + 10_000;
+  while (livePids(`sleep ${marker}`, true).length < 2 * N_TASKS && Date.now() < runningBy) await Bun.sleep(10);
   await Bun.sleep(300);
   // The median of several list calls: one sample right after a burst is mostly noise.
   const lists: number[] = [];

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY, startServer, type McpSession } from "../tests/helpers/mcp.ts";
-import { processesMatching } from "../tests/helpers/procs.ts";
+import { processes, processesMatching } from "../tests/helpers/procs.ts";
 import {
   initializeParams,
   LineClient,
@@ -260,9 +260,10 @@ async function benchBackgroundOverhead(s: McpSession) {
 }
 
 /**
- * 100 tasks that each leave a grandchild (`sleep X & sleep X; wait`), started at once; then
- * task_list (median of 7) and 100 concurrent kill_shell calls, each returning only when its
- * whole group is gone. The raw floor starts and SIGKILLs the same groups from Bun directly.
+ * 100 tasks that each leave a grandchild (`sleep X & sleep X; wait`), started at once; then,
+ * once all are running (both sleeps of every task exist), task_list (median of 7) and 100
+ * concurrent kill_shell calls, each returning only when its whole group is gone. The raw
+ * floor starts, waits for and SIGKILLs the same groups from Bun directly.
  */
 async function benchHundred(s: McpSession) {
   const marker = () => `${3000 + Math.floor(Math.random() * 1000)}.${Math.floor(Math.random() * 1e6)}`;
@@ -271,6 +272,7 @@ async function benchHundred(s: McpSession) {
   const rawStart = await timed(async () => {
     procs = Array.from({ length: N_TASKS }, () => Bun.spawn(["bash", "-c", `sleep ${rawMarker} & sleep ${rawMarker}; wait`], { stdout: "pipe", stderr: "pipe", detached: true }));
   });
+  await allRunning(rawMarker);
   const rawKill = await timed(() =>
     Promise.all(
       procs.map((p) => {
@@ -285,11 +287,18 @@ async function benchHundred(s: McpSession) {
     const started = await Promise.all(Array.from({ length: N_TASKS }, () => s.call("bash", { command: `sleep ${ours} & sleep ${ours}; wait`, run_in_background: true })));
     ids = started.map((r) => r.task_id);
   });
+  await allRunning(ours);
   const lists: number[] = [];
   for (let i = 0; i < 7; i++) lists.push(await timed(() => s.call("task_list", { status: "running" })));
   const kill = await timed(() => Promise.all(ids.map((id) => s.call("kill_shell", { task_id: id }))));
   const survivors = processesMatching(ours).length + processesMatching(rawMarker).length;
   return { raw_start_ms: round(rawStart, 1), start_ms: round(start, 1), list: stats(lists), raw_kill_ms: round(rawKill, 1), kill_ms: round(kill, 1), survivors };
+}
+
+/** Until the 100 tasks' 200 sleeps run (a start returns once the process is spawned; a sandbox may still be being built). */
+async function allRunning(marker: string): Promise<void> {
+  const deadline = performance.now() + 10_000;
+  while (processes().filter((p) => p.cmdline === `sleep ${marker}`).length < 2 * N_TASKS && performance.now() < deadline) await Bun.sleep(5);
 }
 
 // ---------- 5. cold start, --version, binary size ----------
