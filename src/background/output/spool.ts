@@ -8,6 +8,9 @@ import { dirname } from "node:path";
  * Spooling can start late (`startAfter` bytes) so that short foreground output never
  * touches the disk; the bytes before that point come from the in-memory buffer.
  */
+/** Output held in memory at most while a log file is being made off the event loop. */
+const MAX_QUEUED = 256 * 1024;
+
 export class Spool {
   private fd: number | null = null;
   /** Bytes written to the file. */
@@ -19,6 +22,7 @@ export class Spool {
   /** While the file is being created off the event loop (open()): output waits here, in order. */
   private opening: Promise<void> | null = null;
   private queued: Uint8Array[] = [];
+  private queuedBytes = 0;
   private closeWhenOpen = false;
 
   constructor(
@@ -59,19 +63,49 @@ export class Spool {
   open(): Promise<void> {
     if (this.started || this.startAfter !== 0) return Promise.resolve();
     this.started = true;
-    this.opening = (async () => {
+    let opening: Promise<void> | undefined = undefined; // set before the first await returns
+    opening = (async () => {
+      let fd: number | null = null;
+      let problem: string | null = null;
       try {
         await makePrivateDirAsync(dirname(this.path));
-        this.fd = await openPrivateAppendAsync(this.path);
-        this.created = true;
+        fd = await openPrivateAppendAsync(this.path);
       } catch (e) {
-        this.fail(`cannot create spool file ${this.path}: ${(e as Error).message}`);
+        problem = (e as Error).message;
+      }
+      if (this.opening !== opening) {
+        // Made meanwhile on the event loop (createNow): this descriptor is a second one.
+        if (fd !== null) closeSync(fd);
+        return;
       }
       this.opening = null;
-      for (const bytes of this.queued.splice(0)) this.write(bytes);
-      if (this.closeWhenOpen) this.close();
+      if (problem !== null) this.fail(`cannot create spool file ${this.path}: ${problem}`);
+      else {
+        this.fd = fd;
+        this.created = true;
+      }
+      this.writeQueued();
     })();
-    return this.opening;
+    this.opening = opening;
+    return opening;
+  }
+
+  /**
+   * The file system is slow and output keeps coming: make the file now, on the event loop,
+   * rather than hold more than MAX_QUEUED bytes of it in memory.
+   */
+  private createNow(): void {
+    this.opening = null;
+    this.createFile();
+    this.writeQueued();
+  }
+
+  private writeQueued(): void {
+    const queued = this.queued;
+    this.queued = [];
+    this.queuedBytes = 0;
+    for (const bytes of queued) this.write(bytes);
+    if (this.closeWhenOpen) this.close();
   }
 
   /** Resolves once the file exists and holds the output so far (or could not be made). */
@@ -114,6 +148,8 @@ export class Spool {
   private write(bytes: Uint8Array): void {
     if (this.opening) {
       this.queued.push(bytes.slice()); // stream chunks may be reused
+      this.queuedBytes += bytes.byteLength;
+      if (this.queuedBytes > MAX_QUEUED) this.createNow();
       return;
     }
     if (this.fd === null || this.error !== null || bytes.byteLength === 0) return;
