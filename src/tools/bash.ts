@@ -104,8 +104,7 @@ function resultSchema(): z.ZodType {
     ...sandboxShape,
   });
 
-  const result = z.union([foregroundResult, backgroundResult, needsConfirmation]);
-  return result;
+  return z.union([foregroundResult, backgroundResult, needsConfirmation]);
 }
 
 export const bashTool = defineTool({

@@ -13,14 +13,13 @@ const schema = z
 /** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
 function resultSchema(): z.ZodType {
   const { exitShape } = resultShapes();
-  const result = z.looseObject({
+  return z.looseObject({
     task_id: z.string(),
     task_type: z.literal("background"),
     status: z.enum(["killed", "already_completed"]),
     success: z.boolean(),
     ...exitShape,
   });
-  return result;
 }
 
 export const killShellTool = defineTool({

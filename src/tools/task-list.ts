@@ -38,8 +38,7 @@ function resultSchema(): z.ZodType {
     spool_error: z.string().optional(),
     ...sandboxShape,
   });
-  const result = z.looseObject({ tasks: z.array(entry) });
-  return result;
+  return z.looseObject({ tasks: z.array(entry) });
 }
 
 export const taskListTool = defineTool({

@@ -54,8 +54,7 @@ const schema = z
 /** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
 function resultSchema(): z.ZodType {
   const { taskView } = resultShapes();
-  const result = z.union([taskView, z.looseObject({ results: z.array(taskView), finished: z.array(z.string()) })]);
-  return result;
+  return z.union([taskView, z.looseObject({ results: z.array(taskView), finished: z.array(z.string()) })]);
 }
 
 export const taskOutputTool = defineTool({

@@ -31,12 +31,11 @@ const schema = z
 /** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
 function resultSchema(): z.ZodType {
   const { exitShape, needsConfirmation, runOutputShape, sandboxShape } = resultShapes();
-  const result = z.union([
+  return z.union([
     z.looseObject({ status: z.enum(["completed", "failed"]), ...exitShape, exit_code: z.number().int(), ...runOutputShape, ...sandboxShape }),
     z.looseObject({ task_id: z.string(), status: z.literal("running"), prompt: z.string() }),
     needsConfirmation,
   ]);
-  return result;
 }
 
 export const taskTool = defineTool({

@@ -38,7 +38,7 @@ const schema = z
 /** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
 function resultSchema(): z.ZodType {
   const { exitShape, interactiveShape, taskStatus } = resultShapes();
-  const result = z.looseObject({
+  return z.looseObject({
     task_id: z.string(),
     bytes_written: z.number().int(),
     status: taskStatus,
@@ -49,7 +49,6 @@ function resultSchema(): z.ZodType {
     ...exitShape,
     ...interactiveShape,
   });
-  return result;
 }
 
 export const writeStdinTool = defineTool({
