@@ -74,7 +74,6 @@ export const taskOutputTool = defineTool({
   async run(args, ctx) {
     const filter = args.filter !== undefined ? userRegex("task_output", "filter", args.filter) : undefined;
     const tasks = (args.task_ids ?? [args.task_id!]).map((id) => findTask(ctx, id));
-    await Promise.all(tasks.map((t) => t.logsMade)); // their paths are in the result
     if (args.wait) {
       const ended = tasks.map((t) => t.ended);
       const until = args.task_ids ? (args.until ?? "all") : "all";

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, writeSync } from "node:fs";
-import { makePrivateDir, makePrivateDirAsync, openPrivateAppend, openPrivateAppendAsync } from "../state/private-files.ts";
+import { makePrivateDir, openPrivateAppend } from "../state/private-files.ts";
 import { dirname } from "node:path";
 
 /**
@@ -8,9 +8,6 @@ import { dirname } from "node:path";
  * Spooling can start late (`startAfter` bytes) so that short foreground output never
  * touches the disk; the bytes before that point come from the in-memory buffer.
  */
-/** Output held in memory at most while a log file is being made off the event loop. */
-const MAX_QUEUED = 256 * 1024;
-
 export class Spool {
   private fd: number | null = null;
   /** Bytes written to the file. */
@@ -19,11 +16,6 @@ export class Spool {
   private started = false;
   /** The log file was created (it may still be empty). */
   private created = false;
-  /** While the file is being created off the event loop (open()): output waits here, in order. */
-  private opening: Promise<void> | null = null;
-  private queued: Uint8Array[] = [];
-  private queuedBytes = 0;
-  private closeWhenOpen = false;
 
   constructor(
     readonly path: string,
@@ -55,62 +47,9 @@ export class Spool {
     return this.started && this.error === null;
   }
 
-  /**
-   * Create the file now (background tasks: their log files exist from launch), off the
-   * event loop: a hundred tasks started at once would otherwise wait in turn on the file
-   * system (0.3–2 ms a task on ext4). Output that comes meanwhile is written once it exists.
-   */
-  open(): Promise<void> {
-    if (this.started || this.startAfter !== 0) return Promise.resolve();
-    this.started = true;
-    let opening: Promise<void> | undefined = undefined; // set before the first await returns
-    opening = (async () => {
-      let fd: number | null = null;
-      let problem: string | null = null;
-      try {
-        await makePrivateDirAsync(dirname(this.path));
-        fd = await openPrivateAppendAsync(this.path);
-      } catch (e) {
-        problem = (e as Error).message;
-      }
-      if (this.opening !== opening) {
-        // Made meanwhile on the event loop (createNow): this descriptor is a second one.
-        if (fd !== null) closeSync(fd);
-        return;
-      }
-      this.opening = null;
-      if (problem !== null) this.fail(`cannot create spool file ${this.path}: ${problem}`);
-      else {
-        this.fd = fd;
-        this.created = true;
-      }
-      this.writeQueued();
-    })();
-    this.opening = opening;
-    return opening;
-  }
-
-  /**
-   * The file system is slow and output keeps coming: make the file now, on the event loop,
-   * rather than hold more than MAX_QUEUED bytes of it in memory.
-   */
-  private createNow(): void {
-    this.opening = null;
-    this.createFile();
-    this.writeQueued();
-  }
-
-  private writeQueued(): void {
-    const queued = this.queued;
-    this.queued = [];
-    this.queuedBytes = 0;
-    for (const bytes of queued) this.write(bytes);
-    if (this.closeWhenOpen) this.close();
-  }
-
-  /** Resolves once the file exists and holds the output so far (or could not be made). */
-  get settled(): Promise<void> {
-    return this.opening ?? Promise.resolve();
+  /** Create the file now (background tasks), so the first output does not pay for it. */
+  open(): void {
+    if (!this.started && this.startAfter === 0) this.createFile();
   }
 
   private createFile(): boolean {
@@ -146,12 +85,6 @@ export class Spool {
   }
 
   private write(bytes: Uint8Array): void {
-    if (this.opening) {
-      this.queued.push(bytes.slice()); // stream chunks may be reused
-      this.queuedBytes += bytes.byteLength;
-      if (this.queuedBytes > MAX_QUEUED) this.createNow();
-      return;
-    }
     if (this.fd === null || this.error !== null || bytes.byteLength === 0) return;
     let data = bytes;
     if (this.written + data.byteLength > this.maxBytes) {
@@ -205,10 +138,6 @@ export class Spool {
 
   /** Appends again after close() (a task restarted in place writes on into the same file). */
   reopen(): void {
-    if (this.opening) {
-      this.closeWhenOpen = false;
-      return;
-    }
     if (this.fd !== null || this.error !== null || !this.started) return;
     try {
       this.fd = openSync(this.path, "a", 0o600);
@@ -218,11 +147,6 @@ export class Spool {
   }
 
   close(): void {
-    if (this.opening) {
-      this.closeWhenOpen = true;
-      return;
-    }
-    this.closeWhenOpen = false;
     if (this.fd === null) return;
     try {
       closeSync(this.fd);

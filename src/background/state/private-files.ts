@@ -1,6 +1,5 @@
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, realpathSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { chmod, mkdir, open, realpath, unlink } from "node:fs/promises";
-import { open as openCallback, fstat as fstatCallback, fchmod as fchmodCallback, close as closeCallback } from "node:fs";
 import { dirname, relative, resolve, sep } from "node:path";
 
 /**
@@ -103,60 +102,26 @@ export async function makePrivateDirAsync(dir: string): Promise<void> {
 const trustedRootOf = (abs: string) => [...roots].find(([r]) => inside(abs, r));
 const leadsOutside = (abs: string, root: string) => new Error(`${abs} leads outside the state folder ${root} (a symbolic link); remove it`);
 
-const APPEND_FLAGS = constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
-
 /** Opens a private file for appending: created 0600, never through a symlink, only if ours. */
 export function openPrivateAppend(path: string, flags = constants.O_WRONLY): number {
   let fd: number;
   try {
-    fd = openSync(path, flags | APPEND_FLAGS, 0o600);
+    fd = openSync(path, flags | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
   } catch (e) {
-    throw openProblem(path, e);
+    if ((e as NodeJS.ErrnoException).code === "ELOOP") throw new Error(`${path} is a symbolic link, which agent-shell never writes through; remove it`);
+    throw e;
   }
   try {
     const st = fstatSync(fd);
-    const problem = appendTargetProblem(path, st);
-    if (problem) throw new Error(problem);
+    if (!st.isFile()) throw new Error(`${path} is not a regular file`);
+    if (uid() >= 0 && st.uid !== uid()) throw new Error(`${path} is owned by uid ${st.uid}, not by this user`);
+    if (st.nlink > 1) throw new Error(`${path} has other hard links; remove it`);
     if ((st.mode & 0o777) !== 0o600) fchmodSync(fd, 0o600);
     return fd;
   } catch (e) {
     closeSync(fd);
     throw e;
   }
-}
-
-/** openPrivateAppend off the event loop (the fs thread pool); resolves to the raw fd. */
-export async function openPrivateAppendAsync(path: string): Promise<number> {
-  const call = <T>(fn: (cb: (e: NodeJS.ErrnoException | null, v: T) => void) => void) =>
-    new Promise<T>((ok, fail) => fn((e, v) => (e ? fail(e) : ok(v))));
-  let fd: number;
-  try {
-    fd = await call<number>((cb) => openCallback(path, constants.O_WRONLY | APPEND_FLAGS, 0o600, cb));
-  } catch (e) {
-    throw openProblem(path, e);
-  }
-  try {
-    const st = await call<import("node:fs").Stats>((cb) => fstatCallback(fd, cb));
-    const problem = appendTargetProblem(path, st);
-    if (problem) throw new Error(problem);
-    if ((st.mode & 0o777) !== 0o600) await call<void>((cb) => fchmodCallback(fd, 0o600, (e) => cb(e, undefined)));
-    return fd;
-  } catch (e) {
-    closeCallback(fd, () => {});
-    throw e;
-  }
-}
-
-function openProblem(path: string, e: unknown): Error {
-  if ((e as NodeJS.ErrnoException).code === "ELOOP") return new Error(`${path} is a symbolic link, which agent-shell never writes through; remove it`);
-  return e as Error;
-}
-
-function appendTargetProblem(path: string, st: import("node:fs").Stats): string | null {
-  if (!st.isFile()) return `${path} is not a regular file`;
-  if (uid() >= 0 && st.uid !== uid()) return `${path} is owned by uid ${st.uid}, not by this user`;
-  if (st.nlink > 1) return `${path} has other hard links; remove it`;
-  return null;
 }
 
 /**

@@ -79,9 +79,7 @@ export class Launcher {
       keepStdinOpen: req.spec.stdin === "pipe",
       sandbox: req.sandbox,
     });
-    // A background task's log files exist from launch: made off the event loop while the
-    // process starts (its first output waits in memory meanwhile; task_output awaits them).
-    const logsMade = req.background ? Promise.all([task.stdout, task.stderr].map((s) => s.spool?.open())) : null;
+    if (req.background) for (const s of [task.stdout, task.stderr]) s.spool?.open();
     // Merged `logs` need the order of stdout and stderr writes (not for a tty: one stream).
     if (req.background && !req.spec.tty) {
       const order = recordWriteOrder(join(logDir, WRITE_ORDER_FILE), task.stdout, task.stderr);
@@ -91,7 +89,6 @@ export class Launcher {
     try {
       handle = await req.runtime.spawn(req.spec);
     } catch (e) {
-      await logsMade;
       task.removeLogs();
       throw e;
     }

@@ -116,8 +116,7 @@ export class Registry {
     if (this.options.owner.closed) return;
     const meta = metaOf(task);
     const dir = this.options.owner.taskDir(task.id!);
-    // After the task's log files, made in the same pool: a start is answered without waiting on its record.
-    const write = (this.metaWrites.get(task) ?? task.logsMade).then(() => (this.options.owner.closed ? undefined : writeMetaAsync(dir, meta)));
+    const write = (this.metaWrites.get(task) ?? Promise.resolve()).then(() => (this.options.owner.closed ? undefined : writeMetaAsync(dir, meta)));
     this.metaWrites.set(task, write);
     void write.then(() => {
       if (this.metaWrites.get(task) === write) this.metaWrites.delete(task);

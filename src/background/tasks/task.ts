@@ -196,11 +196,6 @@ export class Task {
     this.handle?.closeStdin();
   }
 
-  /** Resolves once the log files exist (or could not be made): a background task's are made as it starts. */
-  get logsMade(): Promise<unknown> {
-    return Promise.all([this.stdout, this.stderr, this.rawOutput].map((s) => s?.spool?.settled));
-  }
-
   onEnd(listener: (task: Task) => void): void {
     this.endListeners.push(listener);
   }
