@@ -67,7 +67,6 @@ describe("faults", () => {
         } finally {
           s.proc.kill("SIGKILL");
           await s.exited;
-          s.cleanup();
         }
         // Sandboxes built ahead carry no copy of the server's environment, but their bwrap
         // command line names the session's directory.
@@ -76,6 +75,9 @@ describe("faults", () => {
         const left = await waitNoEnvProcess(MARK, value, ORPHAN_GRACE_MS);
         for (const deadline = Date.now() + ORPHAN_GRACE_MS; named().length && Date.now() < deadline; ) await Bun.sleep(20);
         left.push(...named());
+        // Only now: a bwrap that was building a sandbox when the server died would make its
+        // hidden state dir's mount point again (on the host's /tmp) if it were removed first.
+        s.cleanup();
         if (left.length) {
           orphans += left.length;
           const desc = left.map((pid) => processes().find((p) => p.pid === pid)?.cmdline ?? String(pid));
