@@ -18,7 +18,7 @@ export class StdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   private readonly framer = new LineFramer(MAX_MESSAGE_BYTES);
   private readonly out = Bun.stdout.writer();
-  /** Writes in order; a failed write (the client went away) is reported once, not thrown at callers. */
+  /** Writes in order; a failed write (the client went away) goes to onerror, not to the caller. */
   private writing: Promise<unknown> = Promise.resolve();
   private ended = false;
 

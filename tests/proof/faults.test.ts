@@ -68,8 +68,8 @@ describe("faults", () => {
           s.proc.kill("SIGKILL");
           await s.exited;
         }
-        // Sandboxes built ahead carry no copy of the server's environment, but their bwrap
-        // command line names the session's directory.
+        // Sandboxes built ahead also carry the server's environment, and their bwrap command
+        // line names the session's directory.
         const cwd = s.cwd;
         const named = () => processes().filter((p) => p.cmdline.includes(cwd)).map((p) => p.pid);
         const left = await waitNoEnvProcess(MARK, value, ORPHAN_GRACE_MS);
