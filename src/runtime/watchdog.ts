@@ -23,10 +23,11 @@ const SCRIPT = [
   // The host's task cgroups: cgroup.kill ends everything in them, wherever it moved.
   'if [ -n "$cgroot" ]; then for d in "$cgroot"/task-*/; do [ -e "$d/cgroup.kill" ] && echo 1 > "$d/cgroup.kill"; done 2>/dev/null; fi',
   'for id in "${!ids[@]}"; do kill -KILL -- "-$id" 2>/dev/null; done',
-  // Twice: a child the host was spawning as it died may exec (and only then carry the token)
-  // or fork (a sandbox's namespace init) after the first pass.
-  "for pass in 1 2; do",
-  '[ "$pass" = 2 ] && sleep 0.05',
+  // Again after a moment, and later still: a child the host was spawning as it died may exec
+  // (and only then carry the token) or fork (a sandbox's namespace init) after a pass; on a
+  // loaded machine that exec can take longer than 50 ms.
+  "for pause in 0 0.05 0.2 0.5; do",
+  'sleep "$pause"',
   "for stat in /proc/[0-9]*/stat; do",
   '  read -r line < "$stat" 2>/dev/null || continue',
   "  rest=${line##*) }",
