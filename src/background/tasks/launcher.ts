@@ -79,18 +79,20 @@ export class Launcher {
       keepStdinOpen: req.spec.stdin === "pipe",
       sandbox: req.sandbox,
     });
-    if (req.background) for (const s of [task.stdout, task.stderr]) s.spool?.open();
-    // Merged `logs` need the order of stdout and stderr writes (not for a tty: one stream).
-    if (req.background && !req.spec.tty) {
-      const order = recordWriteOrder(join(logDir, WRITE_ORDER_FILE), task.stdout, task.stderr);
-      task.onEnd(() => order.close()); // reopened on the next write, after a restart in place
-    }
     let handle;
     try {
       handle = await req.runtime.spawn(req.spec);
     } catch (e) {
       task.removeLogs();
       throw e;
+    }
+    // A background task's log files exist before its start is answered. Made after the spawn,
+    // so the process starts ~0.5 ms sooner (its first output waits in its pipe meanwhile).
+    if (req.background) for (const s of [task.stdout, task.stderr]) s.spool?.open();
+    // Merged `logs` need the order of stdout and stderr writes (not for a tty: one stream).
+    if (req.background && !req.spec.tty) {
+      const order = recordWriteOrder(join(logDir, WRITE_ORDER_FILE), task.stdout, task.stderr);
+      task.onEnd(() => order.close()); // reopened on the next write, after a restart in place
     }
     task.attach(handle);
     if (id) {
