@@ -1,5 +1,5 @@
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, realpathSync, statSync, unlinkSync, writeSync } from "node:fs";
-import { chmod, mkdir, open, realpath, unlink } from "node:fs/promises";
+import { open, unlink } from "node:fs/promises";
 import { dirname, relative, resolve, sep } from "node:path";
 
 /**
@@ -74,33 +74,11 @@ export function makePrivateDir(dir: string): void {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
     }
   }
-  const root = trustedRootOf(abs);
-  if (root !== undefined && !inside(realpathSync(abs), root[1])) throw leadsOutside(abs, root[0]);
-}
-
-/**
- * makePrivateDir off the event loop (the fs thread pool). Made for the usual case, a new
- * folder in one that exists: each step is a round trip through the event loop.
- */
-export async function makePrivateDirAsync(dir: string): Promise<void> {
-  const abs = resolve(dir);
-  try {
-    await mkdir(abs, { mode: 0o700 });
-    if (!umaskKeepsOwnerBits) await chmod(abs, 0o700);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" && dirname(abs) !== abs) {
-      await makePrivateDirAsync(dirname(abs));
-      return makePrivateDirAsync(abs);
-    }
-    if (code !== "EEXIST") throw e;
+  const root = [...roots].find(([r]) => inside(abs, r));
+  if (root !== undefined && !inside(realpathSync(abs), root[1])) {
+    throw new Error(`${abs} leads outside the state folder ${root[0]} (a symbolic link); remove it`);
   }
-  const root = trustedRootOf(abs);
-  if (root !== undefined && !inside(await realpath(abs), root[1])) throw leadsOutside(abs, root[0]);
 }
-
-const trustedRootOf = (abs: string) => [...roots].find(([r]) => inside(abs, r));
-const leadsOutside = (abs: string, root: string) => new Error(`${abs} leads outside the state folder ${root} (a symbolic link); remove it`);
 
 /** Opens a private file for appending: created 0600, never through a symlink, only if ours. */
 export function openPrivateAppend(path: string, flags = constants.O_WRONLY): number {

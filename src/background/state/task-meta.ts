@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { OWNER_TOKEN } from "../../runtime/env.ts";
 import { processStartTime } from "../../runtime/process-group.ts";
 import type { Task, TaskInfo, TaskSandbox, TaskStatus } from "../tasks/task.ts";
-import { makePrivateDir, makePrivateDirAsync, writePrivateFile, writePrivateFileAsync } from "./private-files.ts";
+import { makePrivateDir, writePrivateFile, writePrivateFileAsync } from "./private-files.ts";
 
 /** What `<owner>/tasks/<id>/meta.json` records, rewritten on every transition: the task's info, then its state. */
 export interface TaskMeta extends TaskInfo {
@@ -93,7 +93,7 @@ export function writeMeta(dir: string, meta: TaskMeta): void {
  */
 export async function writeMetaAsync(dir: string, meta: TaskMeta): Promise<void> {
   try {
-    await makePrivateDirAsync(dir);
+    makePrivateDir(dir); // made with the log files: only checked here
     const text = JSON.stringify(meta, null, 2);
     // A task's first record replaces nothing: written in place, without a temporary file and rename.
     if (await writePrivateFileAsync(join(dir, "meta.json"), text, { onlyIfAbsent: true })) return;
