@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BINARY, startServer } from "./helpers/mcp.ts";
+import { BINARY, type McpSession, startServer, waitForExit } from "./helpers/mcp.ts";
 import { processes, processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 
 // Real processes and servers: more than bun's 5 s default.
@@ -55,6 +55,33 @@ describe("no orphans", () => {
     process.kill(s.pid, "SIGKILL");
     expect(await waitNoProcess(`sleep ${secs}`, 2000)).toEqual([]);
     await s.close();
+  });
+
+  // The watchdog's passes after a crash are spread over 0.75 s of pauses (a spawn caught mid-exec
+  // is marked only after its exec); after a clean close one pass does, so it leaves at once.
+  const FOUR_PASS_PAUSES_MS = 750;
+  async function watchdogLifeAfter(end: (s: McpSession) => Promise<unknown>): Promise<number> {
+    const s = await startServer();
+    try {
+      await s.call("bash", { command: "true" });
+      const [dog] = processes().filter((p) => p.ppid === s.pid && p.cmdline.includes("agent-shell-watchdog"));
+      expect(dog).toBeDefined();
+      await end(s);
+      await waitForExit(s.pid, 5000);
+      const t0 = performance.now();
+      await waitForExit(dog!.pid, 5000);
+      return performance.now() - t0;
+    } finally {
+      await s.close();
+    }
+  }
+
+  test("a clean close: the watchdog makes one pass and leaves, without the crash passes", async () => {
+    expect(await watchdogLifeAfter((s) => s.close())).toBeLessThan(FOUR_PASS_PAUSES_MS);
+  });
+
+  test("a SIGKILLed server: the watchdog still makes all its passes", async () => {
+    expect(await watchdogLifeAfter(async (s) => process.kill(s.pid, "SIGKILL"))).toBeGreaterThanOrEqual(FOUR_PASS_PAUSES_MS - 50);
   });
 
   test("a private server started after a SIGKILLed one sweeps its leftovers", async () => {

@@ -13,7 +13,7 @@ import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
 import { closeWarmLaunchers } from "../runtime/warm-launcher.ts";
 import type { SandboxMode } from "../sandbox/policy.ts";
 import type { Runtime } from "../runtime/types.ts";
-import { watchdog } from "../runtime/watchdog.ts";
+import { watchdog, watchdogClosedCleanly } from "../runtime/watchdog.ts";
 import type { ConfirmationPolicy } from "../safety/command-guard.ts";
 import { PendingConfirmations } from "../safety/confirmations.ts";
 import { allowedRoots } from "../safety/paths.ts";
@@ -119,6 +119,7 @@ export class ToolHost {
       sandboxMode: this.sandbox.mode,
       confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },
     };
+    openHosts++;
   }
 
   /** Names, descriptions and JSON Schemas (generated from the zod schemas when the binary is built). */
@@ -267,10 +268,14 @@ export class ToolHost {
       await this.sshHosts.close();
       closeWarmLaunchers();
       this.owner.close();
+      if (--openHosts === 0) watchdogClosedCleanly();
     })();
     return this.closing;
   }
 }
+
+/** Hosts not yet closed in this process: the watchdog hears of a clean close when the last one is. */
+let openHosts = 0;
 
 /** The published tools (a tools/list answer is the same for every caller). */
 const TOOL_LIST: ToolInfo[] = toolList();
