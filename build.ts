@@ -1,5 +1,6 @@
 /** Compiles the single executable `dist/agent-shell` for the host platform. */
 import { $ } from "bun";
+import { resolve } from "node:path";
 
 // AGENT_SHELL_BINARY lets parallel work trees build without clobbering each other.
 const outfile = process.env.AGENT_SHELL_BINARY ?? "dist/agent-shell";
@@ -11,6 +12,18 @@ const result = await Bun.build({
   bytecode: true,
   format: "esm",
   target: "bun",
+  plugins: [
+    {
+      // The SDK server imports Ajv only to check elicitation answers, which agent-shell never
+      // asks for: src/mcp/elicitation-validator.ts stands in, and Ajv stays out of every start.
+      name: "sdk-server-without-ajv",
+      setup(build) {
+        build.onResolve({ filter: /\/validation\/ajv-provider\.js$/ }, (args) =>
+          /[\\/]sdk[\\/]dist[\\/]esm[\\/]server[\\/]/.test(args.importer) ? { path: resolve("src/mcp/elicitation-validator.ts") } : undefined,
+        );
+      },
+    },
+  ],
 });
 if (!result.success) {
   for (const log of result.logs) console.error(log);

@@ -1,7 +1,5 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
-import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -17,6 +15,7 @@ import { sandboxInstructions } from "../sandbox/describe.ts";
 import { PendingConfirmations } from "../safety/confirmations.ts";
 import { StdioTransport } from "./stdio-transport.ts";
 import { callToolResult } from "./call-result.ts";
+import { NoElicitationValidator } from "./elicitation-validator.ts";
 import { mcpTask, RegistryTaskStore } from "./registry-tasks.ts";
 
 /** An MCP server over a ToolHost: tools/list, tools/call, MCP tasks, cancellation, progress and notices. */
@@ -28,7 +27,7 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
       capabilities: { tools: {}, logging: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
       instructions: sandboxInstructions(host.sandbox),
       taskStore,
-      jsonSchemaValidator: lazyValidator(),
+      jsonSchemaValidator: new NoElicitationValidator(),
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: host.tools }));
@@ -79,15 +78,6 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
     onclose?.();
   };
   return server;
-}
-
-/**
- * The SDK's JSON Schema validator (used only for elicitation answers, which this server
- * never asks for), built on first use: building Ajv costs ~2 ms of every server start.
- */
-function lazyValidator(): jsonSchemaValidator {
-  let ajv: AjvJsonSchemaValidator | undefined;
-  return { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
 }
 
 /** A task-augmented call that launched nothing: its refusal, or the confirmation it needs, as a protocol error. */

@@ -1,17 +1,22 @@
 import { within } from "../../first-of.ts";
 import type { ProcessHandle } from "../../runtime/types.ts";
 
-const POLL_MS = 10;
+/**
+ * Polls start short and grow: what outlives its leader is most often already exiting (a
+ * sandbox's namespace init, which bwrap does not wait for, ends ~1 ms after it).
+ */
+const FIRST_POLL_MS = 1;
+const MAX_POLL_MS = 10;
 
 /** Resolves true once nothing of the handle's group/session is alive, false after `ms`. */
 async function waitGroupGone(handle: ProcessHandle, ms: number): Promise<boolean> {
   const deadline = performance.now() + ms;
   // The leader's exit is an event; only what it leaves behind needs polling.
   await within(handle.exited, ms);
-  for (;;) {
+  for (let pause = FIRST_POLL_MS; ; pause = Math.min(pause * 2, MAX_POLL_MS)) {
     if (!(await handle.groupAlive())) return true;
     if (performance.now() >= deadline) return false;
-    await Bun.sleep(POLL_MS);
+    await Bun.sleep(pause);
   }
 }
 
