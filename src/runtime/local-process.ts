@@ -193,8 +193,10 @@ export abstract class LocalProcess {
     const init = this.sandbox?.init;
     if (init) return memberAlive(init, this.pgid);
     if (!this.cgroup) return groupAlive(this.pgid);
-    // The cgroup holds the whole task; the group is checked too (cheaply, unless it exists).
-    if (this.cgroup.members().length > 0 || groupAlive(this.pgid)) return true;
+    // The cgroup holds the whole task, born inside it: the kernel's word is enough (SPEC §14).
+    // (The group's word is not: its exited members stay zombies until PID 1 reaps them, and
+    // telling them apart takes a scan of /proc, ~5 ms with a few hundred processes.)
+    if (this.cgroup.members().length > 0) return true;
     this.cgroup.release(); // empty: nothing of the task is left
     return false;
   }
