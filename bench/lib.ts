@@ -79,8 +79,13 @@ export async function drain(stream: ReadableStream<Uint8Array>): Promise<number>
 }
 
 /** Bun spawning `bash -c <command>` with both pipes read and the exit awaited; returns stdout bytes. */
-export async function rawBash(command: string): Promise<number> {
-  const p = Bun.spawn(["bash", "-c", command], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+export function rawBash(command: string): Promise<number> {
+  return rawSpawn(["bash", "-c", command]);
+}
+
+/** Bun spawning `argv` with both pipes read and the exit awaited; returns stdout bytes. */
+export async function rawSpawn(argv: string[], env?: Record<string, string>): Promise<number> {
+  const p = Bun.spawn(argv, { stdin: "ignore", stdout: "pipe", stderr: "pipe", env });
   const [bytes] = await Promise.all([drain(p.stdout), drain(p.stderr), p.exited]);
   return bytes;
 }

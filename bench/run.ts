@@ -11,11 +11,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY, startServer, type McpSession } from "../tests/helpers/mcp.ts";
 import { processes, processesMatching } from "../tests/helpers/procs.ts";
+import { sandboxedCommand } from "./bwrap-floor.ts";
 import {
   initializeParams,
   LineClient,
   machine,
   rawBash,
+  rawSpawn,
   realtimeNs,
   round,
   stats,
@@ -73,8 +75,10 @@ function expectOk(result: any, what: string) {
 // ---------- 1. bash {command: "true"} versus the raw floor ----------
 
 async function benchCall(sdk: McpSession, line: LineClient, off: McpSession) {
+  const contained = sandboxedCommand("true", sdk.cwd, sdk.stateDir);
   const variants: Record<string, () => Promise<unknown>> = {
     raw: () => rawBash("true"),
+    raw_bwrap: () => rawSpawn(contained.argv, contained.env),
     sdk: async () => expectOk(await sdk.call("bash", { command: "true" }), "sdk bash true"),
     sdk_off: async () => expectOk(await off.call("bash", { command: "true" }), "sdk bash true, --sandbox off"),
     line: async () => expectOk((await line.call("bash", { command: "true" })).result, "line bash true"),
@@ -102,12 +106,14 @@ const SPACED_CALLS = 40;
 const SPACED_GAP_MS = 100;
 
 async function benchSpaced(sdk: McpSession, off: McpSession) {
+  const contained = sandboxedCommand("true", sdk.cwd, sdk.stateDir);
   const variants: Record<string, () => Promise<unknown>> = {
     raw: () => rawBash("true"),
+    raw_bwrap: () => rawSpawn(contained.argv, contained.env),
     sdk: async () => expectOk(await sdk.call("bash", { command: "true" }), "sdk bash true"),
     sdk_off: async () => expectOk(await off.call("bash", { command: "true" }), "sdk bash true, --sandbox off"),
   };
-  const samples: Record<string, number[]> = { raw: [], sdk: [], sdk_off: [] };
+  const samples: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((n) => [n, []]));
   for (let i = 0; i < SPACED_CALLS; i++) {
     for (const [name, call] of Object.entries(variants)) {
       await Bun.sleep(SPACED_GAP_MS);
@@ -246,9 +252,12 @@ const N_TASKS = 100;
 /** Start → completion noticed, minus the command's own 200 ms: raw Bun.spawn versus bash + task_output wait. */
 async function benchBackgroundOverhead(s: McpSession) {
   const raw: number[] = [];
+  const contained: number[] = [];
   const ours: number[] = [];
+  const inSandbox = sandboxedCommand(`sleep ${BG_SLEEP_MS / 1000}`, s.cwd, s.stateDir);
   for (let i = 0; i < BG_OVERHEAD_RUNS; i++) {
     raw.push((await timed(() => Bun.spawn(["bash", "-c", `sleep ${BG_SLEEP_MS / 1000}`], { stdout: "ignore", stderr: "ignore", detached: true }).exited)) - BG_SLEEP_MS);
+    contained.push((await timed(() => Bun.spawn(inSandbox.argv, { env: inSandbox.env, stdout: "ignore", stderr: "ignore", detached: true }).exited)) - BG_SLEEP_MS);
     ours.push(
       (await timed(async () => {
         const t = await s.call("bash", { command: `sleep ${BG_SLEEP_MS / 1000}`, run_in_background: true });
@@ -256,7 +265,7 @@ async function benchBackgroundOverhead(s: McpSession) {
       })) - BG_SLEEP_MS,
     );
   }
-  return { raw: stats(raw), mcp: stats(ours) };
+  return { raw: stats(raw), contained: stats(contained), mcp: stats(ours) };
 }
 
 /**
@@ -281,6 +290,21 @@ async function benchHundred(s: McpSession) {
       }),
     ),
   );
+  // The contained floor: the same groups in the default sandbox's bwrap, spawned directly.
+  const bwrapMarker = marker();
+  const inSandbox = sandboxedCommand(`sleep ${bwrapMarker} & sleep ${bwrapMarker}; wait`, s.cwd, s.stateDir);
+  const bwrapStart = await timed(async () => {
+    procs = Array.from({ length: N_TASKS }, () => Bun.spawn(inSandbox.argv, { env: inSandbox.env, stdout: "pipe", stderr: "pipe", detached: true }));
+  });
+  await allRunning(bwrapMarker);
+  const bwrapKill = await timed(() =>
+    Promise.all(
+      procs.map((p) => {
+        process.kill(-p.pid, "SIGKILL");
+        return p.exited;
+      }),
+    ),
+  );
   const ours = marker();
   let ids: string[] = [];
   const start = await timed(async () => {
@@ -291,8 +315,17 @@ async function benchHundred(s: McpSession) {
   const lists: number[] = [];
   for (let i = 0; i < 7; i++) lists.push(await timed(() => s.call("task_list", { status: "running" })));
   const kill = await timed(() => Promise.all(ids.map((id) => s.call("kill_shell", { task_id: id }))));
-  const survivors = processesMatching(ours).length + processesMatching(rawMarker).length;
-  return { raw_start_ms: round(rawStart, 1), start_ms: round(start, 1), list: stats(lists), raw_kill_ms: round(rawKill, 1), kill_ms: round(kill, 1), survivors };
+  const survivors = processesMatching(ours).length + processesMatching(rawMarker).length + processesMatching(bwrapMarker).length;
+  return {
+    raw_start_ms: round(rawStart, 1),
+    bwrap_start_ms: round(bwrapStart, 1),
+    start_ms: round(start, 1),
+    list: stats(lists),
+    raw_kill_ms: round(rawKill, 1),
+    bwrap_kill_ms: round(bwrapKill, 1),
+    kill_ms: round(kill, 1),
+    survivors,
+  };
 }
 
 /** Until the 100 tasks' 200 sleeps run (a start returns once the process is spawned; a sandbox may still be being built). */
@@ -347,15 +380,17 @@ function table(r: any): string {
   const c = r.call;
   const rows: string[][] = [
     ["`bash true` raw floor: Bun.spawn bash -c, pipes read (p50 / p99)", `${f(c.raw.p50)} / ${f(c.raw.p99)} ms`, "", ""],
+    ["`bash true` contained floor: Bun.spawn of the default sandbox's bwrap command line (p50 / p99)", `${f(c.raw_bwrap.p50)} / ${f(c.raw_bwrap.p99)} ms`, "", ""],
     ["`bash true` over MCP, SDK client (p50 / p99)", `${f(c.sdk.p50)} / ${f(c.sdk.p99)} ms`, "", ""],
     ["`bash true` over MCP, line client (p50 / p99)", `${f(c.line.p50)} / ${f(c.line.p99)} ms`, "", ""],
     ["`bash true` over MCP, SDK client, `--sandbox off` (p50 / p99)", `${f(c.sdk_off.p50)} / ${f(c.sdk_off.p99)} ms`, "", ""],
     ["`--sandbox off`: SDK p50 ÷ raw p50", `${f(r.ratios.off, 2)}×`, "≤ 1.2×", pass(r.ratios.off <= 1.2)],
     ["sandboxed default − `--sandbox off` (SDK p50)", `+${f(c.sdk.p50 - c.sdk_off.p50)} ms`, "≤ +1 ms", pass(c.sdk.p50 - c.sdk_off.p50 <= 1)],
     ["sandboxed default: SDK / line client p50 ÷ raw p50", `${f(r.ratios.sdk, 2)}× / ${f(r.ratios.line, 2)}×`, "", ""],
+    ["sandboxed default: SDK p50 ÷ contained floor p50", `${f(c.sdk.p50 / c.raw_bwrap.p50, 2)}×`, "", ""],
     [
       `\`bash true\` one call every ${SPACED_GAP_MS} ms (an agent's pace), p50: raw / sandboxed default / \`--sandbox off\``,
-      `${f(r.spaced.raw.p50)} / ${f(r.spaced.sdk.p50)} / ${f(r.spaced.sdk_off.p50)} ms (${f(r.spaced.sdk.p50 / r.spaced.raw.p50)}× / ${f(r.spaced.sdk_off.p50 / r.spaced.raw.p50)}×)`,
+      `${f(r.spaced.raw.p50)} / ${f(r.spaced.sdk.p50)} / ${f(r.spaced.sdk_off.p50)} ms (${f(r.spaced.sdk.p50 / r.spaced.raw.p50)}× / ${f(r.spaced.sdk_off.p50 / r.spaced.raw.p50)}×); contained floor ${f(r.spaced.raw_bwrap.p50)} ms`,
       "",
       "",
     ],
@@ -366,9 +401,12 @@ function table(r: any): string {
   const ovRatio = bg.overhead.mcp.p50 / bg.overhead.raw.p50;
   rows.push(
     ["background start → completion noticed, overhead beyond the command: raw / agent-shell (median)", `${f(bg.overhead.raw.p50)} / ${f(bg.overhead.mcp.p50)} ms (${f(ovRatio)}×)`, "≤ 1.3×", pass(ovRatio <= 1.3)],
+    ["the same, contained floor (bwrap spawned directly) / agent-shell (median)", `${f(bg.overhead.contained.p50)} / ${f(bg.overhead.mcp.p50)} ms (${f(bg.overhead.mcp.p50 / bg.overhead.contained.p50)}×)`, "", ""],
     ["start 100 background tasks at once: raw / agent-shell", `${bg.hundred.raw_start_ms} / ${bg.hundred.start_ms} ms (${f(bg.hundred.start_ms / bg.hundred.raw_start_ms)}×)`, "≤ 1.3×", pass(bg.hundred.start_ms <= 1.3 * bg.hundred.raw_start_ms)],
+    ["start 100: contained floor (the same in bwrap, spawned directly) / agent-shell", `${bg.hundred.bwrap_start_ms} / ${bg.hundred.start_ms} ms (${f(bg.hundred.start_ms / bg.hundred.bwrap_start_ms)}×)`, "", ""],
     ["`task_list` of 100 running tasks (median) vs one foreground `true` (SDK p50)", `${f(bg.hundred.list.p50)} vs ${f(c.sdk.p50)} ms`, "≤ fg round trip", pass(bg.hundred.list.p50 <= c.sdk.p50)],
     ["kill 100 running tasks (each call returns when its group is gone): raw SIGKILL / agent-shell", `${bg.hundred.raw_kill_ms} / ${bg.hundred.kill_ms} ms, ${bg.hundred.survivors} survivors`, "≤ 100 ms, 0 left", pass(bg.hundred.kill_ms <= 100 && bg.hundred.survivors === 0)],
+    ["kill 100: contained floor (SIGKILL of the bwrap groups, exits awaited)", `${bg.hundred.bwrap_kill_ms} ms`, "", ""],
   );
   for (const [name, w] of Object.entries<any>(r.wait)) {
     const label = name === "early_output" ? "output long before exit" : "first output at exit";
