@@ -6,7 +6,7 @@
  * has a writable cgroup v2 hierarchy with cgroup.kill: without one this file FAILS.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, waitForExit, type McpSession } from "./helpers/mcp.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
@@ -102,6 +102,26 @@ describe("everything a task started dies with it, whatever left its group", () =
 });
 
 describe("cgroups do not pile up", () => {
+  test("a server removes the empty folders of hosts that died without removing theirs, and no other", async () => {
+    // Stand-ins made by this test: the folder of a host whose pid is dead (with an empty task
+    // cgroup), and one named after this test process, which is alive.
+    const gone = Bun.spawn(["true"]);
+    await gone.exited;
+    const dead = join(home, `agent-shell-${gone.pid}`);
+    const living = join(home, `agent-shell-${process.pid}`);
+    mkdirSync(join(dead, "task-1"), { recursive: true });
+    mkdirSync(living);
+    const t = await startServer({ args: ["--sandbox", "off"] });
+    try {
+      await t.call("bash", { command: "true" }); // the first task makes the server's own folder
+      expect(existsSync(dead)).toBe(false);
+      expect(existsSync(living)).toBe(true);
+    } finally {
+      await t.close();
+      for (const dir of [join(dead, "task-1"), dead, living]) if (existsSync(dir)) rmdirSync(dir);
+    }
+  });
+
   test("a finished task's cgroup is removed (only launchers waiting for a command keep one); the server's folder goes when it exits", async () => {
     const t = await startServer({ args: ["--sandbox", "off"] });
     const folder = join(home, `agent-shell-${t.pid}`);

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { processAlive } from "./process-group.ts";
 import { watchdog } from "./watchdog.ts";
 
 /**
@@ -143,6 +144,7 @@ function ownRoot(): { root: string; home: string } | null {
     found = { root, home: join(home, "cgroup.procs") };
     watchdog().cgroupRoot(root); // a SIGKILLed host's tasks die with it, cgroups and all
     process.once("exit", removeRoot);
+    removeDeadHostsFolders(home);
   } catch {
     found = null;
   }
@@ -175,12 +177,31 @@ function goHome(where: { root: string; home: string }): void {
   }
 }
 
-function removeRoot(): void {
-  if (!found) return;
+/**
+ * The empty folders of hosts that died without removing theirs (their watchdog killed with
+ * them): a folder is only removed once its host is gone and nothing is left in it (the kernel
+ * refuses to remove a cgroup that still holds a process).
+ */
+function removeDeadHostsFolders(home: string): void {
   try {
-    for (const d of readdirSync(found.root)) if (d.startsWith("task-")) tryRemove(join(found.root, d));
+    for (const name of readdirSync(home)) {
+      const pid = Number(/^agent-shell-(\d+)$/.exec(name)?.[1]);
+      if (!pid || pid === process.pid || processAlive(pid)) continue;
+      removeFolder(join(home, name));
+    }
   } catch {}
-  tryRemove(found.root);
+}
+
+function removeRoot(): void {
+  if (found) removeFolder(found.root);
+}
+
+/** A host's folder and its task cgroups, those that are empty. */
+function removeFolder(root: string): void {
+  try {
+    for (const d of readdirSync(root)) if (d.startsWith("task-")) tryRemove(join(root, d));
+  } catch {}
+  tryRemove(root);
 }
 
 function tryRemove(path: string): boolean {
