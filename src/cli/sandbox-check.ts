@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { defaultStateDir } from "../background/state/state-dir.ts";
 import { loadConfig } from "../config/load.ts";
 import { allowedRoots } from "../safety/paths.ts";
-import { probeBwrap } from "../sandbox/bwrap.ts";
+import { bwrapVersion, probeBwrap } from "../sandbox/bwrap.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
 import { probeLandlock } from "../sandbox/landlock/index.ts";
 import { sandboxFromConfig } from "../sandbox/setup.ts";
@@ -24,7 +24,7 @@ function kernelSupport() {
   const status = safeRead("/proc/self/status");
   const seccompMode = /^Seccomp:\s*(\d)/m.exec(status)?.[1];
   return {
-    bwrap: "path" in bwrap ? { found: true, path: bwrap.path, version: bwrap.version, namespaces: true } : { found: Bun.which("bwrap") !== null, namespaces: false, error: bwrap.error },
+    bwrap: "path" in bwrap ? { found: true, path: bwrap.path, version: bwrapVersion(bwrap.path), namespaces: true } : { found: Bun.which("bwrap") !== null, namespaces: false, error: bwrap.error },
     user_namespaces: userNamespaces(),
     landlock: "abi" in landlock ? { abi: landlock.abi } : { abi: 0, error: landlock.error },
     seccomp: { available: existsSync("/proc/sys/kernel/seccomp/actions_avail"), current_filter: seccompMode === "2" },

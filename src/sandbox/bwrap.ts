@@ -16,28 +16,28 @@ export const CWD_REPLACED_MESSAGE = "agent-shell: the working directory was repl
 
 export interface BwrapProbe {
   path: string;
-  version: string;
 }
 
 /** bwrap on PATH and able to build the namespaces we use, or why not. */
 export function probeBwrap(): BwrapProbe | { error: string } {
   const path = bwrapPath();
   if (typeof path !== "string") return path;
-  const version = Bun.spawnSync([path, "--version"], { stdout: "pipe", stderr: "pipe" }).stdout.toString().trim();
   const trial = Bun.spawnSync(trialArgv(path), { stdout: "pipe", stderr: "pipe" });
-  return probeResult(path, version, trial.exitCode, trial.stderr.toString());
+  return probeResult(path, trial.exitCode, trial.stderr.toString());
 }
 
 /** probeBwrap without blocking: a server starts it first thing, beside loading its modules. */
 export async function probeBwrapAsync(): Promise<BwrapProbe | { error: string }> {
   const path = bwrapPath();
   if (typeof path !== "string") return path;
-  const output = (argv: string[]) => {
-    const p = Bun.spawn(argv, { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-    return Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  };
-  const [[version], [, stderr, code]] = await Promise.all([output([path, "--version"]), output(trialArgv(path))]);
-  return probeResult(path, version.trim(), code, stderr);
+  const trial = Bun.spawn(trialArgv(path), { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  const [stderr, code] = await Promise.all([new Response(trial.stderr).text(), trial.exited]);
+  return probeResult(path, code, stderr);
+}
+
+/** What `bwrap --version` says (for `sandbox check`; a server has no use for it). */
+export function bwrapVersion(path: string): string {
+  return Bun.spawnSync([path, "--version"], { stdout: "pipe", stderr: "pipe" }).stdout.toString().trim();
 }
 
 function bwrapPath(): string | { error: string } {
@@ -52,9 +52,9 @@ function trialArgv(path: string): string[] {
   return [path, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"];
 }
 
-function probeResult(path: string, version: string, trialCode: number | null, trialStderr: string): BwrapProbe | { error: string } {
+function probeResult(path: string, trialCode: number | null, trialStderr: string): BwrapProbe | { error: string } {
   if (trialCode !== 0) return { error: `bwrap cannot create user/mount/pid namespaces here: ${trialStderr.trim() || `exit ${trialCode}`}` };
-  return { path, version };
+  return { path };
 }
 
 /** root needs no user namespace to mount (and skipping it is cheaper); anyone else does. */
