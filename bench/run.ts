@@ -272,59 +272,72 @@ async function benchBackgroundOverhead(s: McpSession) {
  * 100 tasks that each leave a grandchild (`sleep X & sleep X; wait`), started at once; then,
  * once all are running (both sleeps of every task exist), task_list (median of 7) and 100
  * concurrent kill_shell calls, each returning only when its whole group is gone. The raw
- * floor starts, waits for and SIGKILLs the same groups from Bun directly.
+ * floor starts, waits for and SIGKILLs the same groups from Bun directly, the contained floor
+ * the same groups in the default sandbox's bwrap. A burst's figures swing with what the
+ * machine is still doing (100 namespaces being torn down): HUNDRED_ROUNDS rounds, the three
+ * in a rotating order, medians.
  */
+const HUNDRED_ROUNDS = 3;
+
 async function benchHundred(s: McpSession) {
   const marker = () => `${3000 + Math.floor(Math.random() * 1000)}.${Math.floor(Math.random() * 1e6)}`;
-  const rawMarker = marker();
-  let procs: Bun.Subprocess[] = [];
-  const rawStart = await timed(async () => {
-    procs = Array.from({ length: N_TASKS }, () => Bun.spawn(["bash", "-c", `sleep ${rawMarker} & sleep ${rawMarker}; wait`], { stdout: "pipe", stderr: "pipe", detached: true }));
-  });
-  await allRunning(rawMarker);
-  const rawKill = await timed(() =>
-    Promise.all(
-      procs.map((p) => {
-        process.kill(-p.pid, "SIGKILL");
-        return p.exited;
-      }),
-    ),
-  );
-  // The contained floor: the same groups in the default sandbox's bwrap, spawned directly.
-  const bwrapMarker = marker();
-  const inSandbox = sandboxedCommand(`sleep ${bwrapMarker} & sleep ${bwrapMarker}; wait`, s.cwd, s.stateDir);
-  const bwrapStart = await timed(async () => {
-    procs = Array.from({ length: N_TASKS }, () => Bun.spawn(inSandbox.argv, { env: inSandbox.env, stdout: "pipe", stderr: "pipe", detached: true }));
-  });
-  await allRunning(bwrapMarker);
-  const bwrapKill = await timed(() =>
-    Promise.all(
-      procs.map((p) => {
-        process.kill(-p.pid, "SIGKILL");
-        return p.exited;
-      }),
-    ),
-  );
-  const ours = marker();
-  let ids: string[] = [];
-  const start = await timed(async () => {
-    const started = await Promise.all(Array.from({ length: N_TASKS }, () => s.call("bash", { command: `sleep ${ours} & sleep ${ours}; wait`, run_in_background: true })));
-    ids = started.map((r) => r.task_id);
-  });
-  await allRunning(ours);
-  const lists: number[] = [];
-  for (let i = 0; i < 7; i++) lists.push(await timed(() => s.call("task_list", { status: "running" })));
-  const kill = await timed(() => Promise.all(ids.map((id) => s.call("kill_shell", { task_id: id }))));
-  const survivors = processesMatching(ours).length + processesMatching(rawMarker).length + processesMatching(bwrapMarker).length;
+  /** Starts and kills 100 groups spawned directly: the floors. */
+  const direct = async (argvFor: (m: string) => { argv: string[]; env?: Record<string, string> }) => {
+    const m = marker();
+    const { argv, env } = argvFor(m);
+    let procs: Bun.Subprocess[] = [];
+    const start = await timed(async () => {
+      procs = Array.from({ length: N_TASKS }, () => Bun.spawn(argv, { env, stdout: "pipe", stderr: "pipe", detached: true }));
+    });
+    await allRunning(m);
+    const kill = await timed(() =>
+      Promise.all(
+        procs.map((p) => {
+          process.kill(-p.pid, "SIGKILL");
+          return p.exited;
+        }),
+      ),
+    );
+    return { start, kill, survivors: processesMatching(m).length };
+  };
+  const ours = async () => {
+    const m = marker();
+    let ids: string[] = [];
+    const start = await timed(async () => {
+      const started = await Promise.all(Array.from({ length: N_TASKS }, () => s.call("bash", { command: `sleep ${m} & sleep ${m}; wait`, run_in_background: true })));
+      ids = started.map((r) => r.task_id);
+    });
+    await allRunning(m);
+    const lists: number[] = [];
+    for (let i = 0; i < 7; i++) lists.push(await timed(() => s.call("task_list", { status: "running" })));
+    const kill = await timed(() => Promise.all(ids.map((id) => s.call("kill_shell", { task_id: id }))));
+    return { start, kill, lists, survivors: processesMatching(m).length };
+  };
+  const runs = {
+    raw: () => direct((m) => ({ argv: ["bash", "-c", `sleep ${m} & sleep ${m}; wait`] })),
+    bwrap: () => direct((m) => sandboxedCommand(`sleep ${m} & sleep ${m}; wait`, s.cwd, s.stateDir)),
+    ours,
+  };
+  const names = Object.keys(runs) as (keyof typeof runs)[];
+  const got: Record<string, { start: number; kill: number; survivors: number; lists?: number[] }[]> = { raw: [], bwrap: [], ours: [] };
+  for (let r = 0; r < HUNDRED_ROUNDS; r++) {
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(k + r) % names.length]!;
+      got[name]!.push(await runs[name]());
+    }
+  }
+  const median = (name: string, field: "start" | "kill") => round(stats(got[name]!.map((x) => x[field])).p50, 1);
   return {
-    raw_start_ms: round(rawStart, 1),
-    bwrap_start_ms: round(bwrapStart, 1),
-    start_ms: round(start, 1),
-    list: stats(lists),
-    raw_kill_ms: round(rawKill, 1),
-    bwrap_kill_ms: round(bwrapKill, 1),
-    kill_ms: round(kill, 1),
-    survivors,
+    raw_start_ms: median("raw", "start"),
+    bwrap_start_ms: median("bwrap", "start"),
+    start_ms: median("ours", "start"),
+    all_start_ms: got.ours!.map((x) => round(x.start, 1)),
+    list: stats(got.ours!.flatMap((x) => x.lists!)),
+    raw_kill_ms: median("raw", "kill"),
+    bwrap_kill_ms: median("bwrap", "kill"),
+    kill_ms: median("ours", "kill"),
+    all_kill_ms: got.ours!.map((x) => round(x.kill, 1)),
+    survivors: Object.values(got).flat().reduce((n, x) => n + x.survivors, 0),
   };
 }
 
@@ -402,10 +415,10 @@ function table(r: any): string {
   rows.push(
     ["background start → completion noticed, overhead beyond the command: raw / agent-shell (median)", `${f(bg.overhead.raw.p50)} / ${f(bg.overhead.mcp.p50)} ms (${f(ovRatio)}×)`, "≤ 1.3×", pass(ovRatio <= 1.3)],
     ["the same, contained floor (bwrap spawned directly) / agent-shell (median)", `${f(bg.overhead.contained.p50)} / ${f(bg.overhead.mcp.p50)} ms (${f(bg.overhead.mcp.p50 / bg.overhead.contained.p50)}×)`, "", ""],
-    ["start 100 background tasks at once: raw / agent-shell", `${bg.hundred.raw_start_ms} / ${bg.hundred.start_ms} ms (${f(bg.hundred.start_ms / bg.hundred.raw_start_ms)}×)`, "≤ 1.3×", pass(bg.hundred.start_ms <= 1.3 * bg.hundred.raw_start_ms)],
+    ["start 100 background tasks at once, median of 3: raw / agent-shell", `${bg.hundred.raw_start_ms} / ${bg.hundred.start_ms} ms (${f(bg.hundred.start_ms / bg.hundred.raw_start_ms)}×; rounds ${bg.hundred.all_start_ms.join(", ")})`, "≤ 1.3×", pass(bg.hundred.start_ms <= 1.3 * bg.hundred.raw_start_ms)],
     ["start 100: contained floor (the same in bwrap, spawned directly) / agent-shell", `${bg.hundred.bwrap_start_ms} / ${bg.hundred.start_ms} ms (${f(bg.hundred.start_ms / bg.hundred.bwrap_start_ms)}×)`, "", ""],
     ["`task_list` of 100 running tasks (median) vs one foreground `true` (SDK p50)", `${f(bg.hundred.list.p50)} vs ${f(c.sdk.p50)} ms`, "≤ fg round trip", pass(bg.hundred.list.p50 <= c.sdk.p50)],
-    ["kill 100 running tasks (each call returns when its group is gone): raw SIGKILL / agent-shell", `${bg.hundred.raw_kill_ms} / ${bg.hundred.kill_ms} ms, ${bg.hundred.survivors} survivors`, "≤ 100 ms, 0 left", pass(bg.hundred.kill_ms <= 100 && bg.hundred.survivors === 0)],
+    ["kill 100 running tasks (each call returns when its group is gone), median of 3: raw SIGKILL / agent-shell", `${bg.hundred.raw_kill_ms} / ${bg.hundred.kill_ms} ms (rounds ${bg.hundred.all_kill_ms.join(", ")}), ${bg.hundred.survivors} survivors`, "≤ 100 ms, 0 left", pass(bg.hundred.kill_ms <= 100 && bg.hundred.survivors === 0)],
     ["kill 100: contained floor (SIGKILL of the bwrap groups, exits awaited)", `${bg.hundred.bwrap_kill_ms} ms`, "", ""],
   );
   for (const [name, w] of Object.entries<any>(r.wait)) {
