@@ -74,13 +74,20 @@ function expectOk(result: any, what: string) {
 
 // ---------- 1. bash {command: "true"} versus the raw floor ----------
 
-async function benchCall(sdk: McpSession, line: LineClient, off: McpSession) {
+/** `true` four ways: the raw and contained floors, and over MCP sandboxed and `--sandbox off`. */
+function trueVariants(sdk: McpSession, off: McpSession): Record<string, () => Promise<unknown>> {
   const contained = sandboxedCommand("true", sdk.cwd, sdk.stateDir);
-  const variants: Record<string, () => Promise<unknown>> = {
+  return {
     raw: () => rawBash("true"),
     raw_bwrap: () => rawSpawn(contained.argv, contained.env),
     sdk: async () => expectOk(await sdk.call("bash", { command: "true" }), "sdk bash true"),
     sdk_off: async () => expectOk(await off.call("bash", { command: "true" }), "sdk bash true, --sandbox off"),
+  };
+}
+
+async function benchCall(sdk: McpSession, line: LineClient, off: McpSession) {
+  const variants: Record<string, () => Promise<unknown>> = {
+    ...trueVariants(sdk, off),
     line: async () => expectOk((await line.call("bash", { command: "true" })).result, "line bash true"),
     // The protocol and tool-dispatch cost alone, no child: a task_list on an empty registry.
     sdk_rpc: () => sdk.call("task_list", {}),
@@ -106,13 +113,7 @@ const SPACED_CALLS = 40;
 const SPACED_GAP_MS = 100;
 
 async function benchSpaced(sdk: McpSession, off: McpSession) {
-  const contained = sandboxedCommand("true", sdk.cwd, sdk.stateDir);
-  const variants: Record<string, () => Promise<unknown>> = {
-    raw: () => rawBash("true"),
-    raw_bwrap: () => rawSpawn(contained.argv, contained.env),
-    sdk: async () => expectOk(await sdk.call("bash", { command: "true" }), "sdk bash true"),
-    sdk_off: async () => expectOk(await off.call("bash", { command: "true" }), "sdk bash true, --sandbox off"),
-  };
+  const variants = trueVariants(sdk, off);
   const samples: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((n) => [n, []]));
   for (let i = 0; i < SPACED_CALLS; i++) {
     for (const [name, call] of Object.entries(variants)) {
