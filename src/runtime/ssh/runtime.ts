@@ -5,7 +5,7 @@ import { SshConnection, type SshTarget } from "./connection.ts";
 import { DurableHandle } from "./durable-handle.ts";
 import { SshError } from "./errors.ts";
 import { shq } from "./quote.ts";
-import { directScript, launchScript } from "./scripts.ts";
+import { directScript, launchScript, portProbeScript } from "./scripts.ts";
 
 /** Names remote task folders after this process, so several servers can share a host. */
 const OWNER_TAG = `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
@@ -62,9 +62,9 @@ export class SshRuntime implements Runtime {
   }
 }
 
-/** Checked from the remote host itself (bash's /dev/tcp): readiness of a service started there. */
+/** Checked from the remote host itself: readiness of a service started there. */
 export async function remotePortOpen(conn: SshConnection, port: number): Promise<boolean> {
-  const script = `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${Math.trunc(port)}' 2>/dev/null`;
+  const script = portProbeScript(port);
   try {
     return (await conn.run(script)).code === 0;
   } catch {

@@ -99,6 +99,16 @@ export function removeTaskScript(name: string): string {
 }
 
 /**
+ * Exits 0 when 127.0.0.1:`port` accepts a connection (bash's /dev/tcp). Like the local probe
+ * (runtime/port-probe.ts) it never resets the connection: closing a socket with a greeting
+ * unread sends a reset, which kills a server with no socket error handler, so a detached
+ * `cat` drains it until the service hangs up (2 s at most).
+ */
+export function portProbeScript(port: number): string {
+  return `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${Math.trunc(port)} || exit 1; (timeout 2 cat <&3 >/dev/null 2>&1 &)' 2>/dev/null`;
+}
+
+/**
  * Exit 0 while any process of group/session `pgid` is alive (zombies excluded: a lazily
  * reaping init keeps them around), 1 when none is.
  */
