@@ -13,17 +13,25 @@ export interface HttpBridge {
 }
 
 export function startHttpBridge(args: string[], cwd: string): HttpBridge {
-  const sessions = new Map<string, { http: WebStandardStreamableHTTPServerTransport; stdio: StdioClientTransport }>();
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  // Every server started, with its exit: close() waits for each to be gone (also one whose
+  // session already closed, or that never became a session), since the caller then removes
+  // the state dir the servers write to.
+  const started: Array<{ http: WebStandardStreamableHTTPServerTransport; stdio: StdioClientTransport; exited: Promise<void> }> = [];
   const open = async () => {
     const stdio = new StdioClientTransport({ command: BINARY, args: ["mcp", ...args], cwd, stderr: "ignore" });
+    const exited = new Promise<void>((resolve) => {
+      stdio.onclose = resolve; // the SDK calls it when the process has closed
+    });
     const http = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, { http, stdio }),
+      onsessioninitialized: (id) => void sessions.set(id, http),
     });
     http.onmessage = (message) => void stdio.send(message);
     stdio.onmessage = (message) => void http.send(message as never);
     http.onclose = () => void stdio.close();
     await stdio.start();
+    started.push({ http, stdio, exited });
     await http.start();
     return http;
   };
@@ -32,7 +40,7 @@ export function startHttpBridge(args: string[], cwd: string): HttpBridge {
     port: 0,
     async fetch(req) {
       const id = req.headers.get("mcp-session-id");
-      const known = id ? sessions.get(id)?.http : undefined;
+      const known = id ? sessions.get(id) : undefined;
       if (known) return known.handleRequest(req);
       if (id) return new Response("unknown session", { status: 404 });
       return (await open()).handleRequest(req);
@@ -42,7 +50,7 @@ export function startHttpBridge(args: string[], cwd: string): HttpBridge {
     url: `http://127.0.0.1:${server.port}/mcp`,
     async close() {
       server.stop(true);
-      await Promise.all([...sessions.values()].map(({ http, stdio }) => Promise.all([http.close(), stdio.close()])));
+      await Promise.all(started.map(({ http, stdio, exited }) => Promise.all([http.close(), stdio.close(), exited])));
     },
   };
 }
