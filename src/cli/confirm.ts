@@ -14,7 +14,9 @@ export async function callConfirmed(
   yes: boolean,
   timeoutMs?: number,
 ): Promise<ToolResult> {
-  const first = await client.call(name, args, timeoutMs);
+  // The JSON's own `confirmed: true` is not the person's answer: ask first, as for any call (SPEC §20).
+  const { confirmed: _ignored, ...asked } = args;
+  const first = await client.call(name, asked, timeoutMs);
   if (first.needs_confirmation !== true) return first;
   const command = String(first.command ?? args.command);
   const approved = await confirmOnTerminal(yes)(command);

@@ -11,6 +11,8 @@ import { LocalRuntime } from "../runtime/local.ts";
 import { SshHosts } from "../runtime/ssh/runtime.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
 import { closeWarmLaunchers } from "../runtime/warm-launcher.ts";
+import { TaskCgroup } from "../runtime/task-cgroup.ts";
+import { PidsLimit } from "../runtime/pids-limit.ts";
 import type { SandboxMode } from "../sandbox/policy.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { watchdog, watchdogClosedCleanly } from "../runtime/watchdog.ts";
@@ -96,6 +98,9 @@ export class ToolHost {
     // Before anything starts: an explicitly requested mode this machine cannot provide is fatal.
     this.sandbox = sandboxFromConfig(config, { mode: config.sandbox, allowedRoots: roots, stateRoot, defaultStateRoot: defaultStateDir() });
     watchdog(); // up before the first child, so no spawn is ever unwatched
+    // Before the first task: its limits, and the end of what outlived dead hosts (SPEC §20).
+    TaskCgroup.configure({ persistent: options.persist === true });
+    PidsLimit.configure({ maxProcesses: config.max_processes, persistent: options.persist === true });
     this.owner = OwnerFolder.open(stateRoot, options.persist === true);
     this.registry = new Registry({ taskTtlMs: config.task_ttl_seconds * 1000, maxFinishedTasks: config.max_finished_tasks, owner: this.owner });
     this.sshHosts = new SshHosts(config.hosts, config.kill_grace_seconds);

@@ -7,7 +7,7 @@ import { SANDBOX_MODES } from "../sandbox/policy.ts";
 import { AwaitOutputRequestSchema } from "./await-output.ts";
 import { RestartRequestSchema } from "./restart-request.ts";
 import { createMcpServer } from "./server.ts";
-import { issueDaemonToken } from "./daemon-token.ts";
+import { issueDaemonToken, tokenPath } from "./daemon-token.ts";
 import { type DaemonHello, SocketTransport } from "./socket-transport.ts";
 
 export interface DaemonServerOptions {
@@ -70,6 +70,7 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
     // Stop accepting first, so no new client reaches a daemon that is going away.
     listener.close();
     rmSync(opts.socketPath, { force: true });
+    rmSync(tokenPath(opts.socketPath), { force: true });
     await host.close();
     // Release the start lock before the clients see their connection close.
     opts.onExit?.();

@@ -8,6 +8,7 @@ import type { SandboxRun } from "../sandbox/setup.ts";
 import { childPids, groupAlive, memberAlive, signalGroup } from "./process-group.ts";
 import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
+import { PidsLimit } from "./pids-limit.ts";
 import { watchdog } from "./watchdog.ts";
 import { sandboxedExit } from "../sandbox/exit-status.ts";
 
@@ -34,16 +35,22 @@ export function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess
   let proc: Bun.Subprocess;
   const argv = spec.argv ?? ["bash", "-c", spec.command];
   if (spec.sandbox?.level === "namespaces") {
-    proc = startInsideBwrap(spec, stdio); // its PID namespace holds everything it starts
+    // Its PID namespace holds everything it starts; its pids cgroup, how many at once.
+    const started = PidsLimit.spawnInside(() => startInsideBwrap(spec, stdio));
+    proc = started.child;
+    if (started.limit) limits.set(proc, started.limit);
   } else {
     const cwd = pinCwd(spec.cwd);
     try {
       // Without a PID namespace, the task's own cgroup (where there is one) holds it all.
       const spawned = TaskCgroup.spawnInside(() =>
-        spec.sandbox ? spawnLandlocked(spec, argv, stdio, cwd) : Bun.spawn(argv, { ...stdio, cwd: cwd.path, env: spec.env, detached: true } as never),
+        PidsLimit.spawnInside(() =>
+          spec.sandbox ? spawnLandlocked(spec, argv, stdio, cwd) : Bun.spawn(argv, { ...stdio, cwd: cwd.path, env: spec.env, detached: true } as never),
+        ),
       );
-      proc = spawned.child;
+      proc = spawned.child.child;
       if (spawned.cgroup) cgroups.set(proc, spawned.cgroup);
+      if (spawned.child.limit) limits.set(proc, spawned.child.limit);
     } finally {
       cwd.release();
     }
@@ -55,10 +62,16 @@ export function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess
 /** The task cgroup of each unsandboxed child that got one. */
 const cgroups = new WeakMap<Bun.Subprocess, TaskCgroup>();
 
-/** A child moved into its task cgroup after it started (a launcher started ahead, warm-launcher.ts). */
-export function adoptIntoCgroup(proc: Bun.Subprocess, cgroup: TaskCgroup): void {
-  cgroups.set(proc, cgroup);
+/** The process limit of each child that got one (pids-limit.ts). */
+const limits = new WeakMap<Bun.Subprocess, PidsLimit>();
+
+/** A child moved into its task cgroup and process limit after it started (a launcher started ahead, warm-launcher.ts). */
+export function adoptIntoCgroup(proc: Bun.Subprocess, cgroup: TaskCgroup | null, limit: PidsLimit | null): void {
+  if (cgroup) cgroups.set(proc, cgroup);
+  if (limit) limits.set(proc, limit);
 }
+
+
 
 /**
  * namespaces level: bwrap starts a launcher, which is then told the command (its working
@@ -172,6 +185,8 @@ export abstract class LocalProcess {
   private leaderExited = false;
   private readonly sandbox?: { init: number | null };
   private readonly cgroup?: TaskCgroup;
+  /** Released with the handle (dispose): its folder goes once the task's last process has. */
+  protected readonly limit?: PidsLimit;
 
   /**
    * `sessionJobs` (a terminal): a PTY shell puts each job in a process group of its own (same session),
@@ -185,6 +200,7 @@ export abstract class LocalProcess {
     this.pgid = proc.pid;
     this.sandbox = sandboxed.get(proc);
     this.cgroup = cgroups.get(proc);
+    this.limit = limits.get(proc);
     this.exited = proc.exited.then(() => {
       this.leaderExited = true;
       const status = { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };

@@ -6,6 +6,7 @@ import { adoptIntoCgroup, learnSandboxInit, spawnBwrap } from "./local-process.t
 import { createPipe } from "./pipes.ts";
 import { signalGroup } from "./process-group.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
+import { PidsLimit } from "./pids-limit.ts";
 import type { SpawnSpec } from "./types.ts";
 import { watchdog } from "./watchdog.ts";
 
@@ -38,9 +39,10 @@ interface Warm {
   hidden: string;
   /** The environment the launcher started with (launcherEnv()). */
   env: Record<string, string>;
-  /** False while an unsandboxed launcher is still being moved into its task cgroup. */
+  /** False while the launcher is still being moved into its task cgroup or process limit. */
   ready: boolean;
   cgroup: TaskCgroup | null;
+  limit: PidsLimit | null;
   request: number;
   stdin: number;
   stdout: number;
@@ -105,8 +107,8 @@ export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
   } finally {
     closeQuietly(found.request);
   }
-  if (found.cgroup) adoptIntoCgroup(found.proc, found.cgroup);
-  else learnSandboxInit(found.proc);
+  adoptIntoCgroup(found.proc, found.cgroup, found.limit);
+  if (!found.cgroup) learnSandboxInit(found.proc);
   let stdin: number | null = found.stdin;
   if (spec.stdin === null) {
     closeQuietly(found.stdin);
@@ -149,6 +151,7 @@ function schedule(kind: Kind): void {
 function start(kind: Kind): Warm {
   const opened: number[] = [];
   let cgroup: TaskCgroup | null = null;
+  const limit = PidsLimit.create();
   try {
     const [stdinR, stdinW] = createPipe();
     const [outR, outW] = createPipe();
@@ -167,10 +170,11 @@ function start(kind: Kind): Warm {
     }
     watchdog().track(proc.pid);
     for (const fd of [stdinR, outW, errW, reqR]) closeQuietly(fd); // the child has its copies
-    const w: Warm = { kind, proc, hidden: signature(kind, "/"), env, ready: cgroup === null, cgroup, request: reqW, stdin: stdinW, stdout: outR, stderr: errR };
-    if (cgroup) {
-      void cgroup.place(proc.pid).then((placed) => {
-        if (placed) w.ready = true;
+    const w: Warm = { kind, proc, hidden: signature(kind, "/"), env, ready: cgroup === null && limit === null, cgroup, limit, request: reqW, stdin: stdinW, stdout: outR, stderr: errR };
+    if (cgroup || limit) {
+      // It waits on its script until claimed: placed before it is ready, it runs nothing outside.
+      void Promise.all([cgroup?.place(proc.pid) ?? true, limit?.place(proc.pid) ?? true]).then(([inCgroup, limited]) => {
+        if (inCgroup && limited) w.ready = true;
         else drop(w);
       });
     }
@@ -178,6 +182,7 @@ function start(kind: Kind): Warm {
   } catch (e) {
     for (const fd of opened) closeQuietly(fd);
     cgroup?.release();
+    limit?.release();
     throw e;
   }
 }
@@ -197,6 +202,7 @@ function discard(w: Warm): void {
   void w.proc.exited.then(() => {
     watchdog().untrack(w.proc.pid);
     w.cgroup?.release();
+    w.limit?.release();
   });
 }
 

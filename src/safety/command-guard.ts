@@ -30,7 +30,8 @@ export async function confirmCommand(
   }
   if (verdict.kind === "allowed") return null;
   if (policy.kind === "ask") {
-    if (request.confirmed || (await policy.ask(request.command))) return null;
+    // The person answers here: `confirmed: true` in the call's own JSON never stands in for them (SPEC §20).
+    if (await policy.ask(request.command)) return null;
     throw new CodedError(
       "BLOCKED",
       "Command cancelled: it needs confirmation (answer y at the prompt, or pass --yes when there is no terminal)",

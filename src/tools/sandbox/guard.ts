@@ -46,7 +46,7 @@ export async function guardSandbox(
     const policy = ctx.confirmationPolicy;
     const what = `This call asks to run outside the server's sandbox ('${server}' → '${mode}')`;
     if (policy.kind === "ask") {
-      if (!args.confirmed && !(await policy.ask(`${args.key}   [${what}]`))) {
+      if (!(await policy.ask(`${args.key}   [${what}]`))) {
         throw new CodedError("BLOCKED", `Cancelled: ${what.toLowerCase()} and was not confirmed (answer y, or pass --yes)`, { [args.field]: args.key });
       }
     } else if (!args.confirmed) {
