@@ -5,6 +5,7 @@ import { createPipe, pipeOf, writeAndClose } from "./pipes.ts";
 import { LAUNCHER, launchScript, launcherStartEnv } from "./launch-script.ts";
 import { seccompProgram } from "../sandbox/seccomp/filter.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
+import { gitState, undoGitPlants } from "../sandbox/git-guard.ts";
 import { childPids, groupAlive, memberAlive, signalGroup } from "./process-group.ts";
 import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
@@ -56,7 +57,15 @@ export function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess
     }
   }
   watchdog().track(proc.pid);
+  if (spec.sandbox) undoGitPlantsAtExit(proc, spec.sandbox);
   return proc;
+}
+
+/** A sandboxed command's plants in git's control files are undone when it ends (sandbox/git-guard.ts). */
+export function undoGitPlantsAtExit(proc: Bun.Subprocess, run: SandboxRun): void {
+  const roots = run.policy.writableRoots;
+  const before = gitState(roots);
+  void proc.exited.then(() => undoGitPlants(roots, before));
 }
 
 /** The task cgroup of each unsandboxed child that got one. */

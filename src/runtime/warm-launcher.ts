@@ -2,7 +2,7 @@ import { closeSync, writeSync } from "node:fs";
 import { sandboxSignature } from "../sandbox/bwrap.ts";
 import { LAUNCHER, launchScript, launcherStartEnv } from "./launch-script.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
-import { adoptIntoCgroup, learnSandboxInit, spawnBwrap } from "./local-process.ts";
+import { adoptIntoCgroup, learnSandboxInit, spawnBwrap, undoGitPlantsAtExit } from "./local-process.ts";
 import { createPipe } from "./pipes.ts";
 import { signalGroup } from "./process-group.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
@@ -99,6 +99,7 @@ export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
   // The replacement is started once this command has ended: one starting beside the
   // command slows both (the spare one serves a call that comes meanwhile).
   void found.proc.exited.then(() => schedule(kind));
+  if (kind !== UNSANDBOXED) undoGitPlantsAtExit(found.proc, kind); // its state before the command runs
   try {
     writeSync(found.request, script);
   } catch {

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -74,5 +74,76 @@ function lstat(path: string) {
     return lstatSync(path);
   } catch {
     return null;
+  }
+}
+
+/**
+ * What the mounts cannot hold — a `commondir` made inside a pinned `.git`, a repository
+ * made (or, at the Landlock level, changed) by the command — is undone when the command
+ * ends: a hook it wrote or changed loses its execute bits (git runs no hook that is not
+ * executable), a config it wrote has the keys that run programs commented out, a
+ * `commondir` it made is renamed. `before` is the state when the sandbox was entered.
+ */
+export type GitState = Map<string, string>;
+
+/** Every git control file of the repositories under the roots (a root and one level below), with its identity. */
+export function gitState(roots: string[]): GitState {
+  const state: GitState = new Map();
+  const visit = (dir: string) => {
+    const git = join(dir, ".git");
+    const st = lstat(git);
+    if (!st?.isDirectory()) return;
+    for (const gitDir of [git, ...children(join(git, "modules")), ...children(join(git, "worktrees"))]) {
+      for (const name of ["config", "commondir", "config.worktree"]) record(state, join(gitDir, name));
+      for (const hook of list(join(gitDir, "hooks"))) if (!hook.endsWith(".sample")) record(state, join(gitDir, "hooks", hook));
+    }
+  };
+  for (const root of roots) {
+    visit(root);
+    for (const name of subfolders(root)) visit(join(root, name));
+  }
+  return state;
+}
+
+/** Undoes what a command did to git's control files since `before` (see above); returns the paths it changed. */
+export function undoGitPlants(roots: string[], before: GitState): string[] {
+  const undone: string[] = [];
+  for (const [path, identity] of gitState(roots)) {
+    if (before.get(path) === identity) continue;
+    try {
+      if (path.endsWith("/commondir")) renameSync(path, `${path}.blocked-by-agent-shell`);
+      else if (path.includes("/hooks/")) chmodSync(path, lstatSync(path).mode & 0o666);
+      else disarmConfig(path);
+      undone.push(path);
+    } catch {}
+  }
+  return undone;
+}
+
+/** Keys whose value git runs as a program (in any section), and include directives. */
+const RUNS_PROGRAM = /^\s*(fsmonitor|hookspath|sshcommand|pager|editor|askpass|gitproxy|textconv|command|driver|helper|clean|smudge|process|program|packobjectshook|alternaterefscommand|path)\s*=/i;
+
+function disarmConfig(path: string): void {
+  const text = readFileSync(path, "utf8");
+  const lines = text.split("\n");
+  let changed = false;
+  const out = lines.map((line) => {
+    if (!RUNS_PROGRAM.test(line) && !/^\s*\[\s*include/i.test(line)) return line;
+    changed = true;
+    return `# disabled by agent-shell (written inside its sandbox): ${line}`;
+  });
+  if (changed) writeFileSync(path, out.join("\n"));
+}
+
+function record(state: GitState, path: string): void {
+  const st = lstat(path);
+  if (st) state.set(path, `${st.ino}:${st.mtimeMs}:${st.mode}:${st.size}`);
+}
+
+function list(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
   }
 }
