@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defaultStateDir } from "../background/state/state-dir.ts";
@@ -12,7 +11,7 @@ import { makePrivateDir, writePrivateFile } from "../background/state/private-fi
  * token (SPEC §20); the seccomp filter keeps it off the socket besides.
  */
 export function tokenPath(socketPath: string): string {
-  const id = createHash("sha256").update(resolve(socketPath)).digest("hex").slice(0, 32);
+  const id = new Bun.CryptoHasher("sha256").update(resolve(socketPath)).digest("hex").slice(0, 32);
   return join(defaultStateDir(), "daemon-tokens", `${id}.token`);
 }
 
