@@ -2,17 +2,17 @@ import { z } from "zod";
 import { runForeground } from "../background/tasks/index.ts";
 import { onWaitingForInput, startProgress } from "../background/watch/index.ts";
 import { asCodedError, CodedError, invalidArgument } from "../errors.ts";
-import { childEnv, remoteEnv } from "../runtime/env.ts";
+import { AGENT_ENV, childEnv, remoteEnv } from "../runtime/env.ts";
 import { confirmCommand } from "../safety/command-guard.ts";
 import { requestBinding } from "../safety/confirmations.ts";
 import { checkWorkingDirectory } from "../safety/paths.ts";
 import { commandLengthProblem } from "../safety/command-length.ts";
 import { checkInteractive, interactiveParameters } from "./interactive-params.ts";
-import { exitFields, interactiveFields, runOutput } from "./present.ts";
+import { exitFields, interactiveFields, outputView, runOutput, screenText } from "./present.ts";
 import { remoteTarget } from "./remote.ts";
 import { armService, compileService, existingService, serviceParameters, startService } from "./services/service.ts";
 import { startDeclaredService } from "./services/declared-service.ts";
-import { envSchema, osString } from "./schema-helpers.ts";
+import { envSchema, osString, outputParameters } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import type { ToolResult } from "../errors.ts";
 import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
@@ -59,6 +59,7 @@ const schema = z
         "Name of a configured SSH host ([hosts.NAME] in the config) to run the command on; working_directory is then a path on that host (default there: the remote home) and the local allowed paths do not apply. (default: run locally)",
       ),
     sandbox: sandboxParameter,
+    ...outputParameters,
     ...serviceParameters,
     ...interactiveParameters,
   })
@@ -114,11 +115,12 @@ export const bashTool = defineTool({
   description:
     "Run a bash command (builds, tests, git…) and return its output. Each command gets its own process group, stdin /dev/null, no " +
     "terminal, and an OS sandbox (writes only in the allowed paths, temp dirs and tool caches; secrets unreadable). A timeout kills " +
-    "everything it started. Long output keeps head and tail around a '[... truncated, N bytes total ...]' line. Destructive commands " +
+    "everything it started. Long output keeps errors, tail and head; each omission is a '[… N lines truncated (bytes A-B …) …]' line " +
+    "(task_output {task_id: output_task_id, offset: A, length: B-A} reads it). Destructive commands " +
     "first return needs_confirmation (repeat with confirmed: true after the user agrees). run_in_background returns a task_id for " +
     "task_output/kill_shell; tty runs it on a pseudo-terminal (type with write_stdin). " +
     "Returns: {command, exit_code, stdout, stderr, success, duration_ms, description?, sandbox, sandbox_level?, sandbox_denied?, signal?, " +
-    "stdout_truncated?, stdout_path?, screen?} in the foreground; {command, task_id, status, pid, ready?, already_running?} in the " +
+    "stdout_truncated?, stdout_path?, output_task_id?, screen?} in the foreground; {command, task_id, status, pid, ready?, already_running?} in the " +
     "background; {needs_confirmation, command, message} when approval is needed.",
   schema,
   result: resultSchema,
@@ -163,7 +165,9 @@ export const bashTool = defineTool({
       spec: {
         command: args.command,
         cwd,
-        env: remote ? remoteEnv(args.env) : childEnv(args.env, { passthrough: ctx.config.env_passthrough, extra: args.tty ? { TERM: "xterm-256color" } : undefined }),
+        env: remote
+          ? remoteEnv(args.env)
+          : childEnv(args.env, { passthrough: ctx.config.env_passthrough, extra: { ...(ctx.config.agent_env ? AGENT_ENV : {}), ...(args.tty ? { TERM: "xterm-256color" } : {}) } }),
         stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
         tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
         durable: background,
@@ -194,12 +198,12 @@ export const bashTool = defineTool({
         return ctx.progress ? startProgress(task, ctx.progress) : undefined;
       },
     }).catch(startFailed);
-    const maxBytes = ctx.config.max_output_bytes;
+    const view = outputView(ctx.config, args);
     if (outcome === "backgrounded") {
-      const output = runOutput(task, maxBytes, { markRead: true });
-      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task), ...sandboxFields(task) };
+      const output = runOutput(task, view, { markRead: true });
+      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task, view), ...sandboxFields(task) };
     }
-    const output = runOutput(task, maxBytes);
+    const output = runOutput(task, view, { keep: (t) => ctx.launcher.keepEnded(t) });
     if (outcome === "timeout") {
       throw new CodedError("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, { ...context, timeout_seconds: timeoutSeconds, ...output, ...sandboxFields(task) });
     }
@@ -218,7 +222,7 @@ export const bashTool = defineTool({
       ...(exit.signal ? { signal: exit.signal } : {}),
       ...described,
       duration_ms: task.durationMs,
-      ...(task.terminal ? { screen: task.terminal.screen() } : {}),
+      ...(task.terminal ? { screen: screenText(task, view) } : {}),
       ...sandboxFields(task),
     };
   },
