@@ -147,13 +147,12 @@ describe("a fork bomb is held", () => {
     const bomb = await s.call("bash", { command: `for i in $(seq 3000); do sleep ${tag} & done; wait`, run_in_background: true });
     try {
       let most = 0;
-      for (let i = 0; i < 20; i++) {
+      for (let i = 0; i < 60 && most < 1500; i++) {
         const t0 = performance.now();
         const r = await s.call("bash", { command: "echo alive" });
         expect(r.stdout).toBe("alive\n");
         expect(performance.now() - t0).toBeLessThan(5000);
         most = Math.max(most, processesMatching(tag).length);
-        if (most >= 2000) break;
         await Bun.sleep(250);
       }
       expect(most).toBeGreaterThan(100);
