@@ -39,6 +39,10 @@ export const ConfigSchema = z
     sandbox_deny_read: z.array(z.string()).default([]),
     sandbox_network: z.boolean().default(true),
     sandbox_network_loopback: z.boolean().default(true),
+    /** Who confirms a call that needs it (SPEC §19): the MCP client's person when it can elicit (auto), only a person, or the model. */
+    confirm_by: z.enum(["auto", "person", "model"]).default("auto"),
+    /** How long a person has to answer a confirmation question; unanswered runs nothing. */
+    confirm_timeout_seconds: z.number().min(1).max(86_400).default(120),
   })
   .strict();
 

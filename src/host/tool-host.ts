@@ -45,6 +45,8 @@ export interface CallOptions {
   onTask?: (task: Task) => void;
   /** The caller's own pending confirmations (one per MCP connection); the host's when absent. */
   confirmations?: PendingConfirmations;
+  /** Who confirms this caller's calls (an MCP connection's person, SPEC §19); the host's policy when absent. */
+  confirmationPolicy?: ConfirmationPolicy;
   /** Where this caller may run commands (a daemon connection's); the host's cwd and roots when absent. */
   scope?: CallScope;
 }
@@ -157,7 +159,10 @@ export class ToolHost {
       );
     }
     const where = scope ? { cwd: scope.cwd, allowedRoots: scope.allowedRoots, sandboxMode: scope.sandbox ?? this.sandbox.mode } : {};
-    return tool.run(parsed.data, { ...this.base, ...where, signal, progress: options.progress, onTask: options.onTask, confirmations: options.confirmations ?? this.base.confirmations });
+    return tool.run(parsed.data, { ...this.base, ...where, signal, progress: options.progress, onTask: options.onTask,
+      confirmations: options.confirmations ?? this.base.confirmations,
+      confirmationPolicy: options.confirmationPolicy ?? this.base.confirmationPolicy,
+    });
   }
 
   /**

@@ -144,9 +144,10 @@ export const bashTool = defineTool({
     // Local commands run in the OS sandbox; asking for a looser one is confirmed first.
     const sandboxed = remote
       ? null
-      : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding });
+      : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding, cwd });
     if (sandboxed && "result" in sandboxed) return sandboxed.result;
-    const confirmation = await confirmCommand({ ...args, binding }, ctx.confirmationPolicy, ctx.confirmations);
+    const approvedByPerson = sandboxed?.approvedByPerson === true;
+    const confirmation = await confirmCommand({ ...args, binding, cwd, approvedByPerson }, ctx.confirmationPolicy, ctx.confirmations);
     if (confirmation) return confirmation;
     const contained = sandboxed ? callSandbox(ctx, sandboxed.mode, cwd) : { run: undefined, report: { mode: "remote" } };
     const background = args.run_in_background;
