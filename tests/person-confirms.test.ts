@@ -10,6 +10,7 @@ import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, type
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { cliSandbox } from "./helpers/cli.ts";
 import { BINARY, type McpSession, type StartOptions, startServer } from "./helpers/mcp.ts";
 
 /** The person: answers each question with the next scripted answer and remembers what was asked. */
@@ -298,5 +299,25 @@ describe("mcp --shared relays the question to the connection that made the call"
     writeFileSync(join(dir, "victim"), "");
     expect((await three.call("bash", { command: "rm victim" })).error).toContain("declined");
     expect(existsSync(join(dir, "victim"))).toBe(true);
+  });
+});
+
+describe("the CLI answers the daemon's question itself", () => {
+  test.each(["person", "auto", "model"])("confirm_by = %p: refused without a TTY unless --yes; --yes runs it", async (confirmBy) => {
+    const sb = cliSandbox({ AGENT_SHELL_CONFIRM_BY: confirmBy });
+    try {
+      const file = join(sb.cwd, "victim");
+      writeFileSync(file, "x");
+      const refused = await sb.run(["start", "--", "rm victim"]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("--yes");
+      expect(existsSync(file)).toBe(true);
+      const started = await sb.run(["start", "--yes", "--", "rm victim"]);
+      expect(started.code).toBe(0);
+      expect((await sb.run(["wait", started.stdout.trim()])).code).toBe(0);
+      expect(existsSync(file)).toBe(false);
+    } finally {
+      await sb.close();
+    }
   });
 });
