@@ -200,6 +200,18 @@ describe("with a client that can elicit, the person is asked", () => {
     expect(existsSync(file)).toBe(false);
   });
 
+  test("a subagent asking for a looser sandbox is put to the person with its prompt; declined, no subagent starts", async () => {
+    const person = new Person((n) => (n === 1 ? decline : accept));
+    const s = await withPerson(person, { args: ["--agent-command", JSON.stringify(["sh", "-c", 'echo agent: "$0"', "{prompt}"])] });
+    const declined = await s.call("task", { prompt: "tidy up", sandbox: "off", background: true });
+    expect(declined.error_code).toBe("BLOCKED");
+    expect(person.questions[0]!.message).toContain("Prompt: tidy up");
+    expect(person.questions[0]!.message).toContain("no sandbox");
+    expect((await s.call("task_list", {})).tasks).toEqual([]);
+    const ran = await s.call("task", { prompt: "tidy up", sandbox: "off" });
+    expect(ran).toMatchObject({ status: "completed", stdout: "agent: tidy up\n", sandbox: "off" });
+  });
+
   test("two calls ask twice: an answer is never reused", async () => {
     const person = new Person(() => accept);
     const s = await withPerson(person);
