@@ -11,7 +11,9 @@ import { hostOptions, type HostFlags } from "./host-options.ts";
  * Bytes go both ways unchanged; the daemon runs the session, so sessions and clients that
  * start one server per call share one registry. This connection first declares its
  * `--cwd` and allowed paths, which the daemon enforces for it alone; confirmations stay
- * with the connection (a client that starts one process per call cannot confirm).
+ * with the connection (a client that starts one process per call cannot confirm). The
+ * daemon's confirmation questions (elicitation/create) and the client's answers pass
+ * through like every other message: the person asked is this connection's.
  */
 export async function sharedMcp(values: HostFlags): Promise<number> {
   const options = hostOptions(values);

@@ -12,7 +12,7 @@ export const sandboxParameter = z
   .optional()
   .describe(
     "OS sandbox for this call: 'workspace-write' (writes only under the allowed paths, temp and caches), 'read-only' (writes only to temp), " +
-      "or 'off'. Stricter than the server's runs at once; looser first returns needs_confirmation. (default: the server's sandbox mode)",
+      "or 'off'. Stricter than the server's runs at once; looser is confirmed first (user asked, or needs_confirmation). (default: the server's sandbox mode)",
   );
 
 /** The containment of a call whose mode was settled by guardSandbox, in its validated `cwd`. */
