@@ -312,6 +312,23 @@ describe("mcp --shared relays the question to the connection that made the call"
     expect((await three.call("bash", { command: "rm victim" })).error).toContain("declined");
     expect(existsSync(join(dir, "victim"))).toBe(true);
   });
+  test("each connection's own confirm_by and confirm_timeout_seconds apply to it", async () => {
+    const dir = join(base, "own-config");
+    mkdirSync(dir);
+    const args = ["--shared", "--cwd", dir];
+    // The daemon runs with the default (auto): the first connection started it.
+    const plain = await withoutPerson({ cwd: dir, stateDir: state, args });
+    const strict = await withoutPerson({ cwd: dir, stateDir: state, args, env: { AGENT_SHELL_CONFIRM_BY: "person" } });
+    const silent = new Person(() => "never");
+    const impatient = await withPerson(silent, { cwd: dir, stateDir: state, args, env: { AGENT_SHELL_CONFIRM_TIMEOUT_SECONDS: "1" } });
+    writeFileSync(join(dir, "victim"), "");
+    expect((await plain.call("bash", { command: "rm victim" })).needs_confirmation).toBe(true);
+    expect((await strict.call("bash", { command: "rm victim" })).error).toContain('confirm_by = "person"');
+    const started = Date.now();
+    expect((await impatient.call("bash", { command: "rm victim" })).error).toContain("did not answer");
+    expect(Date.now() - started).toBeLessThan(10_000); // its 1 s, not the daemon's 120 s
+    expect(existsSync(join(dir, "victim"))).toBe(true);
+  });
 });
 
 describe("the CLI answers the daemon's question itself", () => {

@@ -57,6 +57,8 @@ export interface CallScope {
   allowedRoots: string[];
   /** The default mode of this caller's commands (the server's when absent). */
   sandbox?: SandboxMode;
+  /** Who confirms this caller's calls and how long its person has (SPEC §19); the server's config when absent. */
+  confirm?: Pick<Config, "confirm_by" | "confirm_timeout_seconds">;
 }
 
 /** Where a followed task's output stands (the daemon's `await_output`). */

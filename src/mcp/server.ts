@@ -41,7 +41,7 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args = {}, task: asTask } = request.params;
     // Who confirms, if this call needs it: the person behind this very connection when its client can ask (SPEC §19).
-    const confirmationPolicy = connectionPolicy(server, host.config, { requestId: extra.requestId, signal: extra.signal });
+    const confirmationPolicy = connectionPolicy(server, scope?.confirm ?? host.config, { requestId: extra.requestId, signal: extra.signal });
     if (asTask) return startAsTask(name, args, confirmationPolicy);
     const token = request.params._meta?.progressToken;
     const progress =
