@@ -45,15 +45,19 @@ export async function confirmByPerson(ask: AskPerson, question: ConfirmationQues
   const answer = await ask(question);
   if (answer.approved) return;
   const context = { [question.field]: question.text, person: answer.why };
-  throw new CodedError("BLOCKED", `Not run: ${NOT_APPROVED[answer.why]}${answer.detail ? ` (${answer.detail})` : ""}. Nothing was started.`, context);
+  const [what, next] = NOT_APPROVED[answer.why];
+  throw new CodedError("BLOCKED", `Not run: ${what}${answer.detail ? ` (${answer.detail})` : ""}. Nothing was started; ${next}`, context);
 }
 
-const NOT_APPROVED: Record<Exclude<PersonAnswer, { approved: true }>["why"], string> = {
-  declined: "the person declined it",
-  cancelled: "the person cancelled the question",
-  timeout: "the person did not answer in time",
-  invalid: "the person's answer did not fit the question, so it counts as no",
-  failed: "the question could not be put to the person",
+type Refusal = Exclude<PersonAnswer, { approved: true }>["why"];
+
+/** What happened, and what the model should do next. */
+const NOT_APPROVED: Record<Refusal, [string, string]> = {
+  declined: ["the person declined it", "do not repeat it unless the user asks for it."],
+  cancelled: ["the person cancelled the question", "do not repeat it unless the user asks for it."],
+  timeout: ["the person did not answer in time", "call again when the user is there to answer."],
+  invalid: ["the person's answer did not fit the question, so it counts as no", "call again to ask again."],
+  failed: ["the question could not be put to the person", "tell the user; their MCP client failed to ask them."],
 };
 
 /** confirm_by = "person" and this client cannot ask its person: refused, saying why. */
