@@ -16,12 +16,16 @@ import { BINARY, type McpSession, type StartOptions, startServer } from "./helpe
 /** The person: answers each question with the next scripted answer and remembers what was asked. */
 class Person {
   questions: Array<{ message: string; requestedSchema: unknown }> = [];
+  /** Resolves at the next question. */
+  asked = Promise.withResolvers<void>();
   constructor(private answer: (n: number) => ElicitResult | "never") {}
 
   install(client: Client): void {
     client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
       const params = request.params as { message: string; requestedSchema?: unknown };
       this.questions.push({ message: params.message, requestedSchema: params.requestedSchema });
+      this.asked.resolve();
+      this.asked = Promise.withResolvers<void>();
       const answer = this.answer(this.questions.length);
       if (answer !== "never") return answer;
       // Never answers (until the session closes).
@@ -133,6 +137,22 @@ describe("with a client that can elicit, the person is asked", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
     expect(existsSync(file)).toBe(true);
     expect(withdrawn).toEqual([0]);
+  });
+
+  test("a call the client cancels while the person is asked runs nothing (a client's own tool timeout)", async () => {
+    const person = new Person(() => "never");
+    const s = await withPerson(person);
+    const file = victim(s);
+    const abort = new AbortController();
+    const asked = person.asked.promise;
+    const call = s.call("bash", { command: "rm victim" }, { signal: abort.signal });
+    await asked;
+    abort.abort();
+    await expect(call).rejects.toThrow();
+    // The server is still there and ran nothing.
+    expect((await s.call("bash", { command: "echo alive" })).stdout).toBe("alive\n");
+    expect(existsSync(file)).toBe(true);
+    expect(person.questions).toHaveLength(1);
   });
 
   test("a malformed answer (confirm: \"yes\") is not an acceptance, with a clear message", async () => {
