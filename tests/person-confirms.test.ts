@@ -18,7 +18,7 @@ class Person {
   questions: Array<{ message: string; requestedSchema: unknown }> = [];
   /** Resolves at the next question. */
   asked = Promise.withResolvers<void>();
-  constructor(private answer: (n: number) => ElicitResult | "never") {}
+  constructor(private answer: (n: number, message: string) => ElicitResult | "never") {}
 
   install(client: Client): void {
     client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
@@ -26,7 +26,7 @@ class Person {
       this.questions.push({ message: params.message, requestedSchema: params.requestedSchema });
       this.asked.resolve();
       this.asked = Promise.withResolvers<void>();
-      const answer = this.answer(this.questions.length);
+      const answer = this.answer(this.questions.length, params.message);
       if (answer !== "never") return answer;
       // Never answers (until the session closes).
       return new Promise<ElicitResult>((_, reject) => extra.signal.addEventListener("abort", () => reject(new Error("withdrawn"))));
@@ -242,6 +242,18 @@ describe("with a client that can elicit, the person is asked", () => {
     writeFileSync(join(s.cwd, "b"), "");
     expect((await s.call("bash", { command: "rm a b" })).exit_code).toBe(0);
     expect(person.questions).toHaveLength(2);
+  });
+
+  test("concurrent calls: each answer goes to its own call", async () => {
+    const person = new Person((_, message) => (message.includes("rm a") ? accept : decline));
+    const s = await withPerson(person);
+    writeFileSync(join(s.cwd, "a"), "");
+    writeFileSync(join(s.cwd, "b"), "");
+    const [a, b] = await Promise.all([s.call("bash", { command: "rm a" }), s.call("bash", { command: "rm b" })]);
+    expect(a.exit_code).toBe(0);
+    expect(b.error_code).toBe("BLOCKED");
+    expect(existsSync(join(s.cwd, "a"))).toBe(false);
+    expect(existsSync(join(s.cwd, "b"))).toBe(true);
   });
 
   test("a command needing no confirmation runs without a question", async () => {
