@@ -11,6 +11,9 @@ import { requestBinding } from "../safety/confirmations.ts";
 import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
 import { sandboxFields } from "./sandbox/fields.ts";
 
+/** The agent CLIs' API key variables: inherited by subagents only. */
+const AGENT_KEYS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"];
+
 const schema = z
   .object({
     prompt: osString().min(1, "must be a non-empty string").describe("The task for the subagent, passed as one argument (never through a shell)."),
@@ -52,8 +55,11 @@ export const taskTool = defineTool({
   result: resultSchema,
   taskSupport: "optional",
   async run(args, ctx) {
-    const env = childEnv(args.env);
-    const template = resolveAgentTemplate(ctx.config.agent_command, env.PATH);
+    // The subagent's own API keys pass to it (it needs its login), never to `bash` commands.
+    const env = childEnv(args.env, { passthrough: [...ctx.config.env_passthrough, ...AGENT_KEYS] });
+    // The CLI comes from the server's own PATH: a call's env.PATH cannot swap in another `claude` (SPEC §20).
+    const serverPath = process.env.PATH ?? "";
+    const template = resolveAgentTemplate(ctx.config.agent_command, serverPath);
     if (!template) {
       throw new CodedError(
         "INVALID_ARGUMENT",
@@ -64,6 +70,7 @@ export const taskTool = defineTool({
       );
     }
     const argv = expandTemplate(template, { prompt: args.prompt, cwd: ctx.cwd });
+    argv[0] = Bun.which(argv[0]!, { PATH: serverPath, cwd: ctx.cwd }) ?? argv[0]!;
     const sandboxed = await guardSandbox(ctx, { key: args.prompt, field: "prompt", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding: requestBinding("task", args), cwd: ctx.cwd });
     if ("result" in sandboxed) return sandboxed.result;
     const contained = callSandbox(ctx, sandboxed.mode, ctx.cwd, { agent: true });
