@@ -161,7 +161,12 @@ export class ToolHost {
       );
     }
     const where = scope ? { cwd: scope.cwd, allowedRoots: scope.allowedRoots, sandboxMode: scope.sandbox ?? this.sandbox.mode } : {};
-    return tool.run(parsed.data, { ...this.base, ...where, signal, progress: options.progress, onTask: options.onTask,
+    return tool.run(parsed.data, {
+      ...this.base,
+      ...where,
+      signal,
+      progress: options.progress,
+      onTask: options.onTask,
       confirmations: options.confirmations ?? this.base.confirmations,
       confirmationPolicy: options.confirmationPolicy ?? this.base.confirmationPolicy,
     });

@@ -46,7 +46,7 @@ export async function confirmCommand(
   if (verdict.kind === "allowed") return null;
   // A person is asked every time; the model's `confirmed` plays no part.
   if (policy.kind === "person" || policy.kind === "nobody") {
-    const question: ConfirmationQuestion = { tool: "bash", field: "command", text: request.command, cwd: request.cwd ?? "", host: request.host, reasons: [verdict.what] };
+    const question: ConfirmationQuestion = { field: "command", text: request.command, cwd: request.cwd ?? "", host: request.host, reasons: [verdict.what] };
     if (policy.kind === "nobody") throw refusedWithoutPerson(question);
     if (!request.approvedByPerson) await confirmByPerson(policy.ask, question);
     return null;

@@ -5,7 +5,6 @@ import { CodedError } from "../errors.ts";
  * (or a subagent's prompt), where it would run, and in words why agent-shell asks.
  */
 export interface ConfirmationQuestion {
-  tool: "bash" | "task";
   field: "command" | "prompt";
   /** The command (bash) or the prompt (task), exactly as it would run. */
   text: string;

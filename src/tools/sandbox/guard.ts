@@ -51,7 +51,7 @@ export async function guardSandbox(
       const verdict = args.field === "command" ? classifyCommand(args.key) : ({ kind: "allowed" } as const);
       if (verdict.kind === "blocked") return { mode }; // refused next, whatever a person would say: not asked
       const reasons = [looserInWords(server, mode), ...(verdict.kind === "caution" ? [verdict.what] : [])];
-      const question: ConfirmationQuestion = { tool: args.field === "command" ? "bash" : "task", field: args.field, text: args.key, cwd: args.cwd, reasons };
+      const question: ConfirmationQuestion = { field: args.field, text: args.key, cwd: args.cwd, reasons };
       if (policy.kind === "nobody") throw refusedWithoutPerson(question);
       await confirmByPerson(policy.ask, question);
       return { mode, approvedByPerson: true };
