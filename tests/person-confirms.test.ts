@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cliSandbox } from "./helpers/cli.ts";
+import { type Sshd, startSshd } from "./helpers/sshd.ts";
 import { BINARY, type McpSession, type StartOptions, startServer } from "./helpers/mcp.ts";
 
 /** The person: answers each question with the next scripted answer and remembers what was asked. */
@@ -380,5 +381,31 @@ describe("the CLI answers the daemon's question itself", () => {
     } finally {
       await sb.close();
     }
+  });
+});
+
+describe("a command on an SSH host", () => {
+  let sshd: Sshd;
+  beforeAll(async () => {
+    sshd = await startSshd();
+  });
+  afterAll(async () => {
+    await sshd?.stop();
+  });
+
+  test("the question names the host and the remote folder; declined, nothing runs there", async () => {
+    const config = join(sshd.dir, "person.toml");
+    writeFileSync(config, sshd.hostToml("box"));
+    const person = new Person(() => decline);
+    const s = await withPerson(person, { args: ["--config", config] });
+    const file = join(sshd.home, "victim");
+    writeFileSync(file, "precious\n");
+    const r = await s.call("bash", { command: "rm victim", host: "box" });
+    expect(r.error_code).toBe("BLOCKED");
+    expect(r.error).toContain("declined");
+    expect(person.questions).toHaveLength(1);
+    expect(person.questions[0]!.message).toContain("Host: box (over SSH)");
+    expect(person.questions[0]!.message).toContain("Folder: ~");
+    expect(readFileSync(file, "utf8")).toBe("precious\n");
   });
 });
