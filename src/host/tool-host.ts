@@ -47,6 +47,8 @@ export interface CallOptions {
   onTask?: (task: Task) => void;
   /** The caller's own pending confirmations (one per MCP connection); the host's when absent. */
   confirmations?: PendingConfirmations;
+  /** Who confirms this caller's calls (an MCP connection's person, SPEC §19); the host's policy when absent. */
+  confirmationPolicy?: ConfirmationPolicy;
   /** Where this caller may run commands (a daemon connection's); the host's cwd and roots when absent. */
   scope?: CallScope;
 }
@@ -57,6 +59,8 @@ export interface CallScope {
   allowedRoots: string[];
   /** The default mode of this caller's commands (the server's when absent). */
   sandbox?: SandboxMode;
+  /** Who confirms this caller's calls and how long its person has (SPEC §19); the server's config when absent. */
+  confirm?: Pick<Config, "confirm_by" | "confirm_timeout_seconds">;
 }
 
 /** Where a followed task's output stands (the daemon's `await_output`). */
@@ -163,7 +167,15 @@ export class ToolHost {
       );
     }
     const where = scope ? { cwd: scope.cwd, allowedRoots: scope.allowedRoots, sandboxMode: scope.sandbox ?? this.sandbox.mode } : {};
-    return tool.run(parsed.data, { ...this.base, ...where, signal, progress: options.progress, onTask: options.onTask, confirmations: options.confirmations ?? this.base.confirmations });
+    return tool.run(parsed.data, {
+      ...this.base,
+      ...where,
+      signal,
+      progress: options.progress,
+      onTask: options.onTask,
+      confirmations: options.confirmations ?? this.base.confirmations,
+      confirmationPolicy: options.confirmationPolicy ?? this.base.confirmationPolicy,
+    });
   }
 
   /**

@@ -1,9 +1,19 @@
 import { CodedError } from "../errors.ts";
 import { classifyCommand } from "./patterns.ts";
 import type { PendingConfirmations } from "./confirmations.ts";
+import { type AskPerson, type ConfirmationQuestion, confirmByPerson, refusedWithoutPerson } from "./person-confirmation.ts";
 
-/** How a caution command gets approved: the MCP two-step flow, or a prompt/flag in the CLI. */
-export type ConfirmationPolicy = { kind: "pending" } | { kind: "ask"; ask: (command: string) => Promise<boolean> };
+/**
+ * How a caution command gets approved: the MCP two-step flow (`pending`: the model repeats
+ * the call with confirmed: true), a prompt/flag in the CLI (`ask`), the MCP client's person
+ * through elicitation (`person`, SPEC §19), or not at all (`nobody`: confirm_by = "person"
+ * and the client cannot ask its person).
+ */
+export type ConfirmationPolicy =
+  | { kind: "pending" }
+  | { kind: "ask"; ask: (command: string) => Promise<boolean> }
+  | { kind: "person"; ask: AskPerson }
+  | { kind: "nobody" };
 
 export interface CommandRequest {
   command: string;
@@ -11,6 +21,11 @@ export interface CommandRequest {
   confirmed?: boolean;
   /** What a confirmation binds (requestBinding of the whole call); the command alone when absent. */
   binding?: string;
+  /** Where it would run, for the person's question (SPEC §19). */
+  cwd?: string;
+  host?: string;
+  /** The person already said yes to this very call (the question about its looser sandbox named this command too). */
+  approvedByPerson?: boolean;
 }
 
 /**
@@ -29,6 +44,13 @@ export async function confirmCommand(
     throw new CodedError("BLOCKED", `Command blocked (${verdict.what}): matches pattern '${verdict.pattern}'`, context);
   }
   if (verdict.kind === "allowed") return null;
+  // A person is asked every time; the model's `confirmed` plays no part.
+  if (policy.kind === "person" || policy.kind === "nobody") {
+    const question: ConfirmationQuestion = { field: "command", text: request.command, cwd: request.cwd ?? "", host: request.host, reasons: [verdict.what] };
+    if (policy.kind === "nobody") throw refusedWithoutPerson(question);
+    if (!request.approvedByPerson) await confirmByPerson(policy.ask, question);
+    return null;
+  }
   if (policy.kind === "ask") {
     // The person answers here: `confirmed: true` in the call's own JSON never stands in for them (SPEC §20).
     if (await policy.ask(request.command)) return null;

@@ -116,8 +116,8 @@ export const bashTool = defineTool({
     "Run a bash command (builds, tests, git…) and return its output. Each command gets its own process group, stdin /dev/null, no " +
     "terminal, and an OS sandbox (writes only in the allowed paths, temp dirs and tool caches; secrets unreadable). A timeout kills " +
     "everything it started. Long output keeps errors, tail and head; each omission is a '[… N lines truncated (bytes A-B …) …]' line " +
-    "(task_output {task_id: output_task_id, offset: A, length: B-A} reads it). Destructive commands " +
-    "first return needs_confirmation (repeat with confirmed: true after the user agrees). run_in_background returns a task_id for " +
+    "(task_output {task_id: output_task_id, offset: A, length: B-A} reads it). Destructive commands are put to the user when the " +
+    "client can ask, else first return needs_confirmation (repeat with confirmed: true after the user agrees). run_in_background returns a task_id for " +
     "task_output/kill_shell; tty runs it on a pseudo-terminal (type with write_stdin). " +
     "Returns: {command, exit_code, stdout, stderr, success, duration_ms, description?, sandbox, sandbox_level?, sandbox_denied?, signal?, " +
     "stdout_truncated?, stdout_path?, output_task_id?, screen?} in the foreground; {command, task_id, status, pid, ready?, already_running?} in the " +
@@ -146,9 +146,10 @@ export const bashTool = defineTool({
     // Local commands run in the OS sandbox; asking for a looser one is confirmed first.
     const sandboxed = remote
       ? null
-      : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding });
+      : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding, cwd });
     if (sandboxed && "result" in sandboxed) return sandboxed.result;
-    const confirmation = await confirmCommand({ ...args, binding }, ctx.confirmationPolicy, ctx.confirmations);
+    const approvedByPerson = sandboxed?.approvedByPerson === true;
+    const confirmation = await confirmCommand({ ...args, binding, cwd, approvedByPerson }, ctx.confirmationPolicy, ctx.confirmations);
     if (confirmation) return confirmation;
     const contained = sandboxed ? callSandbox(ctx, sandboxed.mode, cwd) : { run: undefined, report: { mode: "remote" } };
     const background = args.run_in_background;

@@ -72,7 +72,7 @@ export const taskTool = defineTool({
     }
     const argv = expandTemplate(template, { prompt: args.prompt, cwd: ctx.cwd });
     argv[0] = Bun.which(argv[0]!, { PATH: serverPath, cwd: ctx.cwd }) ?? argv[0]!;
-    const sandboxed = await guardSandbox(ctx, { key: args.prompt, field: "prompt", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding: requestBinding("task", args) });
+    const sandboxed = await guardSandbox(ctx, { key: args.prompt, field: "prompt", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding: requestBinding("task", args), cwd: ctx.cwd });
     if ("result" in sandboxed) return sandboxed.result;
     const contained = callSandbox(ctx, sandboxed.mode, ctx.cwd, { agent: true });
     const request = {
