@@ -143,9 +143,9 @@ export class ToolHost {
    */
   async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolResult> {
     try {
-      return capResultSize(await this.run(name, args, options));
+      return capResultSize(withoutNulls(await this.run(name, args, options)));
     } catch (e) {
-      return capResultSize(errorShape(e, name));
+      return capResultSize(withoutNulls(errorShape(e, name)));
     }
   }
 
@@ -155,8 +155,9 @@ export class ToolHost {
       throw new CodedError("INVALID_ARGUMENT", `Unknown tool '${name}'. Known tools: ${[...this.byName.keys()].join(", ")}`, { tool: name });
     }
     if (this.closing) throw new CodedError("IO_ERROR", "The server is shutting down", { tool: name });
-    const parsed = tool.schema.safeParse(args ?? {});
-    if (!parsed.success) throw fromZodError(name, parsed.error, args);
+    const given = withAliases(args ?? {}, tool.aliases);
+    const parsed = tool.schema.safeParse(given);
+    if (!parsed.success) throw fromZodError(name, parsed.error, given, parameterNames(tool.schema));
     const signal = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
     const scope = options.scope;
     if (scope && scope.allowedRoots.length === 0 && RUNS_COMMANDS.has(name) && (parsed.data as { host?: string }).host === undefined) {
@@ -300,6 +301,32 @@ const TOOL_LIST: ToolInfo[] = toolList();
 
 /** Tools that start local processes: refused to a connection with nowhere to run them. */
 const RUNS_COMMANDS = new Set(["bash", "task"]);
+
+/** Results carry nothing empty (SPEC §15): a field whose value is null is left out, at any depth. */
+function withoutNulls<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutNulls) as T;
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = withoutNulls(v);
+  return out as T;
+}
+
+/** A call's arguments with old parameter names (a tool's aliases) under their current names. */
+function withAliases(args: unknown, aliases: Record<string, string> | undefined): unknown {
+  if (!aliases || typeof args !== "object" || args === null || Array.isArray(args)) return args;
+  const out: Record<string, unknown> = { ...(args as Record<string, unknown>) };
+  for (const [old, current] of Object.entries(aliases)) {
+    if (old in out && !(current in out)) out[current] = out[old];
+    delete out[old];
+  }
+  return out;
+}
+
+/** The parameters a tool's schema knows (for naming the one meant by an unknown one). */
+function parameterNames(schema: unknown): string[] {
+  const shape = (schema as { shape?: Record<string, unknown> }).shape;
+  return shape ? Object.keys(shape) : [];
+}
 
 function errorShape(e: unknown, tool: string): ErrorResult {
   if (e instanceof CodedError) return e.toResult();

@@ -41,7 +41,7 @@ export async function confirmCommand(
   const context = { command: request.command, description: request.description ?? null };
   const verdict = classifyCommand(request.command);
   if (verdict.kind === "blocked") {
-    throw new CodedError("BLOCKED", `Command blocked (${verdict.what}): matches pattern '${verdict.pattern}'`, context);
+    throw new CodedError("BLOCKED", blockedMessage(verdict.what), context);
   }
   if (verdict.kind === "allowed") return null;
   // A person is asked every time; the model's `confirmed` plays no part.
@@ -78,4 +78,9 @@ export async function confirmCommand(
     );
   }
   return null;
+}
+
+/** In words, never the internal pattern (SPEC §15): what the command would do, and what to do instead. */
+export function blockedMessage(what: string): string {
+  return `Command blocked (${what}): agent-shell never runs this. Do it another way, or ask the user to run it themselves if it is really needed.`;
 }

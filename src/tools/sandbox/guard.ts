@@ -7,13 +7,7 @@ import type { SandboxRun } from "../../sandbox/setup.ts";
 import { CodedError, type ToolResult } from "../../errors.ts";
 import type { ToolContext } from "../types.ts";
 
-export const sandboxParameter = z
-  .enum(SANDBOX_MODES)
-  .optional()
-  .describe(
-    "OS sandbox for this call: 'workspace-write' (writes only under the allowed paths, temp and caches), 'read-only' (writes only to temp), " +
-      "or 'off'. Stricter than the server's runs at once; looser is confirmed first (user asked, or needs_confirmation). (default: the server's sandbox mode)",
-  );
+export const sandboxParameter = z.enum(SANDBOX_MODES).optional().describe("Looser than the server's asks first.");
 
 /** The containment of a call whose mode was settled by guardSandbox, in its validated `cwd`. */
 export function callSandbox(ctx: ToolContext, mode: SandboxMode, cwd: string, opts: { agent?: boolean } = {}): CallSandbox {
