@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, alive, startServer, waitForExit, type McpSession } from "./helpers/mcp.ts";
-import { runCli } from "./helpers/cli.ts";
-import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+import { BINARY, alive, startServer, waitForExit, type McpSession } from "../helpers/mcp.ts";
+import { runCli } from "../helpers/cli.ts";
+import { processesMatching, uniqueSleep, waitNoProcess } from "../helpers/procs.ts";
 
 let base: string; // everything this file makes
 let victim: string; // outside every writable root
@@ -25,6 +25,11 @@ async function insist(server: McpSession, args: Record<string, unknown>): Promis
 }
 
 const gcc = Bun.which("gcc");
+
+/** One row of docs/proof.md (scripts/proof-table.ts): a family of escapes, how many were tried, what changed outside (0). */
+function proof(family: string, tried: number, details = ""): void {
+  console.log(`PROOF escape-${family}: tried=${tried} crashes=0 hangs=0 orphans=0 bytes_lost=0 changed_outside=0${details ? ` ${details}` : ""}`);
+}
 
 beforeAll(async () => {
   if (!gcc) throw new Error("these tests build an LD_PRELOAD library with gcc (apt-get install gcc)");
@@ -62,6 +67,7 @@ describe("a call's env reaches only the command", () => {
     const inside = await s.call("bash", { command: `cat /proc/self/environ | tr '\\0' '\\n' | grep -c '^LD_PRELOAD='`, env: { LD_PRELOAD: lib } });
     expect(inside.stdout.trim()).toBe("1");
     expect(existsSync(join(victim, "preloaded"))).toBe(false);
+    proof("env-loader", 3, "paths=foreground,tty,background");
   });
 
   test("Landlock level: BUN_BE_BUN and LD_PRELOAD do not turn the launcher into anything else", async () => {
@@ -72,6 +78,7 @@ describe("a call's env reaches only the command", () => {
     expect(r.sandbox_level).toBe("landlock");
     expect(existsSync(join(victim, "bun-ran"))).toBe(false);
     rmSync(join(work, "__sandbox-exec"));
+    proof("env-launcher-landlock", 1);
   });
 
   test("the server's *_KEY / *_TOKEN variables are not inherited unless the call gives them", async () => {
@@ -81,6 +88,7 @@ describe("a call's env reaches only the command", () => {
     expect(r.stdout).toContain("AS_TEST_PLAIN=plain");
     const given = await s.call("bash", { command: "echo $AS_TEST_API_KEY", env: { AS_TEST_API_KEY: "mine" } });
     expect(given.stdout).toBe("mine\n");
+    proof("env-secrets", 2, "hidden=AS_TEST_API_KEY,AS_TEST_SESSION_TOKEN");
   });
 });
 
@@ -101,6 +109,7 @@ describe("device nodes and setuid files", () => {
         if (statSync(d).mode !== before[i]!.mode) chmodSync(d, before[i]!.mode & 0o7777);
       });
     }
+    proof("devices", 2 * 6 * 3, "modes=workspace-write,read-only nodes=6 ops=chmod,chown,os.chmod");
   });
 
   test("no setuid or setgid file can be made, at either level", async () => {
@@ -111,6 +120,7 @@ describe("device nodes and setuid files", () => {
       });
       for (const name of readdirSync(dir)) expect(statSync(join(dir, name)).mode & 0o6000).toBe(0);
     }
+    proof("setuid", 2 * 4, "levels=namespaces,landlock forms=chmod-u+s,chmod-g+s,open-04755,install-4755");
   });
 });
 
@@ -138,6 +148,7 @@ describe("unix sockets outside are out of reach", () => {
       Bun.spawnSync(["tmux", "-S", socket, "kill-server"]);
       rmSync(socket, { force: true });
     }
+    proof("unix-sockets", 4, "network=on,off clients=tmux,python");
   });
 });
 
@@ -145,8 +156,8 @@ describe("a fork bomb is held", () => {
   test("3,000 background sleeps stay under max_processes and bash still answers within 5 s", async () => {
     const tag = uniqueSleep(200);
     const bomb = await s.call("bash", { command: `for i in $(seq 3000); do sleep ${tag} & done; wait`, run_in_background: true });
+    let most = 0;
     try {
-      let most = 0;
       for (let i = 0; i < 60 && most < 1500; i++) {
         const t0 = performance.now();
         const r = await s.call("bash", { command: "echo alive" });
@@ -161,6 +172,7 @@ describe("a fork bomb is held", () => {
       await s.call("kill_shell", { task_id: bomb.task_id });
     }
     expect(await waitNoProcess(tag, 5000)).toEqual([]);
+    proof("fork-bomb", 3000, `most_alive=${most}`);
   });
 });
 
@@ -181,6 +193,7 @@ describe("secrets", () => {
     }
     const shadow = await s.call("bash", { command: "cat /etc/shadow 2>&1 | head -1" });
     expect(shadow.stdout).not.toMatch(/^root:/);
+    proof("secrets", FILES.length * 2 + 1, "levels=namespaces,landlock +/etc/shadow");
   });
 
   test("a ~/.aws replaced outside while the server runs stays unreadable on three later calls", async () => {
@@ -191,6 +204,7 @@ describe("secrets", () => {
       const r = await s.call("bash", { command: "cat ~/.aws/credentials 2>&1; true" });
       expect(r.stdout).not.toContain("NEW-SECRET");
     }
+    proof("stale-secret", 3);
   });
 });
 
@@ -243,6 +257,7 @@ describe("git runs nothing a sandboxed command wrote", () => {
     Bun.spawnSync(["git", "-C", work, "config", "user.name", "person"]); // replaces .git/config (lock file + rename)
     await insist(s, { command: `git config -f .git/config core.fsmonitor 'touch ${victim}/git-ran; false'; true` });
     expect(personRunsGit(work)).toBe(false);
+    proof("git", 5, "forms=read-only,moved,commondir,new-repo(+landlock),replaced-config");
   });
 });
 
@@ -277,6 +292,43 @@ describe("task and the CLI", () => {
     const yes = await runCli(["call", "--yes", "bash", JSON.stringify({ command: `rm ${file}` })], { cwd: work, env: { HOME: home } });
     expect(yes.code).toBe(0);
     expect(existsSync(file)).toBe(false);
+    proof("task-and-cli", 3, "fake_claude=0 settings_written=0 call_without_yes_ran=0");
+  });
+});
+
+describe("agent-shell's own daemons and the terminal", () => {
+  test("a daemon whose state dir is under /tmp: its token is unreadable and its socket unreachable from inside", async () => {
+    const stateDir = realpathSync(mkdtempSync("/tmp/as-escape-daemon-"));
+    try {
+      const started = await runCli(["start", "--state-dir", stateDir, "--", "sleep 30"], { cwd: work, env: { HOME: home } });
+      expect(started.code).toBe(0);
+      expect(existsSync(join(stateDir, "daemon.sock"))).toBe(true);
+      const r = await insist(s, {
+        command: `cat ${home}/.local/state/agent-shell/daemon-tokens/*.token ${stateDir}/*.token 2>&1; python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('${stateDir}/daemon.sock'); print('CONNECTED')" 2>&1; ${BINARY} call --state-dir ${stateDir} bash '{"command":"touch ${victim}/daemon-ran","run_in_background":true,"sandbox":"off"}' 2>&1; true`,
+      });
+      expect(r.stdout).not.toContain("CONNECTED");
+      expect(r.stdout).not.toMatch(/^[0-9a-f]{64}$/m);
+      await Bun.sleep(200);
+      expect(existsSync(join(victim, "daemon-ran"))).toBe(false);
+      proof("daemon-token", 3, "token_read=0 connected=0 ran_outside=0");
+    } finally {
+      await runCli(["daemon", "stop", "--state-dir", stateDir], { cwd: work, env: { HOME: home } });
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+
+  test("TIOCSTI into a terminal and sethostname are refused at both levels", async () => {
+    const before = Bun.spawnSync(["hostname"]).stdout.toString();
+    for (const server of [s, landlock]) {
+      const r = await server.call("bash", {
+        command: `python3 -c "import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b'x')" 2>&1 | tail -1; hostname agent-shell-pwned 2>&1; python3 -c "import socket; socket.sethostname('agent-shell-pwned')" 2>&1 | tail -1; true`,
+        tty: true,
+      });
+      // TIOCSTI and sethostname(2) both fail with EPERM (hostname(1) words it its own way).
+      expect(r.stdout.split("Operation not permitted").length - 1).toBeGreaterThanOrEqual(2);
+    }
+    expect(Bun.spawnSync(["hostname"]).stdout.toString()).toBe(before);
+    proof("terminal-and-hostname", 6, "levels=namespaces,landlock");
   });
 });
 
@@ -306,6 +358,7 @@ describe("survivors of a double SIGKILL", () => {
       await next.close();
     }
     expect(alive(server.pid)).toBe(false);
+    proof("double-sigkill", 4, "survivors_after_next_start=0");
   });
 });
 
