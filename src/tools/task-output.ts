@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { firstOf } from "../first-of.ts";
 import { findTask } from "./find-task.ts";
-import { outputView, taskOutput } from "./present.ts";
+import { outputView, taskOutputs } from "./present.ts";
 import { outputParameters, userRegex } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import { resultShapes } from "./result-shapes.ts";
@@ -72,7 +72,8 @@ export const taskOutputTool = defineTool({
       await firstOf({ promises: { ended: until === "any" ? Promise.race(ended) : Promise.all(ended) }, timeoutMs: args.timeout_seconds * 1000, signal: ctx.signal });
     }
     const range = args.offset !== undefined ? { stream: args.stream ?? "stdout", offset: args.offset, length: args.length } : undefined;
-    const results = tasks.map((t) => taskOutput(t, { view: outputView(ctx.config, args), onlyNew: args.only_new, range, filter, tailLines: args.tail_lines }));
+    // One budget for the whole result, however many tasks it reads.
+    const results = taskOutputs(tasks, { view: outputView(ctx.config, args), onlyNew: args.only_new, range, filter, tailLines: args.tail_lines });
     ctx.registry.markFinalStatusRead(tasks);
     if (!args.task_ids) return results[0]!;
     return { results, finished: tasks.filter((t) => !t.running).map((t) => t.id!) };
