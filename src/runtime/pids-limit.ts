@@ -72,13 +72,17 @@ export class PidsLimit {
   static configure(options: { maxProcesses: number; persistent: boolean }): void {
     settings.max = options.maxProcesses;
     settings.persistent ||= options.persistent;
-    ownFolder();
+    if (swept || process.platform !== "linux" || process.env.AGENT_SHELL_CGROUPS === "off") return;
+    swept = true;
+    const home = pidsHome();
+    if (home) endDeadHosts(home);
   }
 }
 
 const SELF = String(process.pid);
 const settings = { max: 2048, persistent: false };
 let count = 0;
+let swept = false;
 let found: { root: string; home: string } | null | undefined;
 const live = new Set<string>();
 const released = new Set<string>();
@@ -88,11 +92,8 @@ function ownFolder(): { root: string; home: string } | null {
   found = null;
   if (process.platform !== "linux" || process.env.AGENT_SHELL_CGROUPS === "off") return found;
   try {
-    const mount = pidsV1Mount();
-    const own = /^\d+:pids:(.*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
-    if (!mount || own === undefined) return found;
-    const home = join(mount, own);
-    endDeadHosts(home);
+    const home = pidsHome();
+    if (!home) return found;
     const root = join(home, `agent-shell-${process.pid}${settings.persistent ? "-persist" : ""}`);
     mkdirSync(root);
     found = { root, home: join(home, "cgroup.procs") };
@@ -101,6 +102,17 @@ function ownFolder(): { root: string; home: string } | null {
     found = null;
   }
   return found;
+}
+
+/** This process's own cgroup of the v1 `pids` controller, where it is mounted. */
+function pidsHome(): string | null {
+  try {
+    const mount = pidsV1Mount();
+    const own = /^\d+:pids:(.*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
+    return mount && own !== undefined ? join(mount, own) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Where the v1 `pids` controller is mounted, if it is. */

@@ -62,7 +62,13 @@ export class TaskCgroup {
    */
   static configure(options: { persistent: boolean }): void {
     persistent ||= options.persistent;
-    ownRoot();
+    if (swept || process.platform !== "linux" || process.env.AGENT_SHELL_CGROUPS === "off") return;
+    swept = true;
+    try {
+      const mount = cgroup2Mount();
+      const own = /^0::(.*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
+      if (mount && own !== undefined) removeDeadHostsFolders(join(mount, own));
+    } catch {}
   }
 
   /** Whether tasks get cgroups here. */
@@ -133,6 +139,7 @@ const SELF = String(process.pid);
 let lastMove = -Infinity;
 let taskCount = 0;
 let persistent = false;
+let swept = false;
 /** This server's folder of task cgroups and the cgroup it lives in itself. */
 let found: { root: string; home: string } | null | undefined;
 

@@ -24,7 +24,7 @@ function resultSchema(): z.ZodType {
     prompt: z.string().optional(),
     description: z.string().optional(),
     name: z.string().optional(),
-    pid: z.number().int().nullable(),
+    pid: z.number().int().nullable().optional(),
     host: z.string().optional(),
     tty: z.boolean(),
     started_at: z.string(),
