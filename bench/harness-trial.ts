@@ -36,7 +36,7 @@ const NEEDLES: Record<string, string[]> = {
 const PER_RUN_MS = 240_000;
 
 const startedAt = performance.now();
-const log = (msg: string) => process.stderr.write(`[${((performance.now() - startedAt) / 1000).toFixed(1)}s] ${msg}\n`);
+const log = (msg: string): void => void process.stderr.write(`[${((performance.now() - startedAt) / 1000).toFixed(1)}s] ${msg}\n`);
 const only = process.argv.slice(2);
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "as-harness-trial-")));
 

@@ -36,7 +36,7 @@ const logs = only.length ? corpus.filter((l) => only.includes(l.name)) : corpus;
 if (only.length && logs.length !== only.length) throw new Error(`unknown log name; known: ${corpus.map((l) => l.name).join(", ")}`);
 
 const startedAt = performance.now();
-const log = (msg: string) => process.stderr.write(`[${((performance.now() - startedAt) / 1000).toFixed(1)}s] ${msg}\n`);
+const log = (msg: string): void => void process.stderr.write(`[${((performance.now() - startedAt) / 1000).toFixed(1)}s] ${msg}\n`);
 
 interface View {
   chars: number;
