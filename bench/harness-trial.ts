@@ -12,7 +12,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { BINARY } from "../tests/helpers/mcp.ts";
+import { BINARY, startServer } from "../tests/helpers/mcp.ts";
 import { processes } from "../tests/helpers/procs.ts";
 import { startStandIn, type StandIn } from "./harness/standin-model.ts";
 import { machine } from "./lib.ts";
@@ -153,8 +153,28 @@ function baseEnv(home: string): Record<string, string> {
   return env;
 }
 
+/** What agent-shell itself returns for each case (the MCP text, before any harness touches it). */
+async function direct(): Promise<Record<string, { chars: number; tokens: number }>> {
+  const work = join(scratch, "direct");
+  mkdirSync(work, { recursive: true });
+  const s = await startServer({ cwd: work, stateDir: join(scratch, "direct-state") });
+  const out: Record<string, { chars: number; tokens: number }> = {};
+  try {
+    for (const [name, command] of Object.entries(CASES)) {
+      const r: any = await s.callRaw("bash", { command });
+      const text = r.content.map((c: any) => c.text ?? "").join("\n");
+      out[name] = { chars: text.length, tokens: tokens(text) };
+    }
+  } finally {
+    await s.close();
+  }
+  return out;
+}
+
 const report: any[] = [];
+let own: Record<string, { chars: number; tokens: number }> = {};
 try {
+  own = await direct();
   await install();
   for (const h of harnesses) {
     if (only.length && !only.includes(h.name)) continue;
@@ -185,7 +205,8 @@ try {
       log(`${h.name}: ${name}: ${rec ? `${rec.text.length} chars, needles visible: ${row.cases[name].needles_visible}` : row.cases[name].failed}`);
     }
     const defs = [...model.toolDefinitions.values()][0];
-    if (defs) row.tool_definitions = { count: defs.length, tokens: tokens(JSON.stringify(defs)) };
+    // Codex sends an MCP server's tools as one namespace holding them.
+    if (defs) row.tool_definitions = { count: defs.reduce((n: number, d: any) => n + (Array.isArray(d.tools) ? d.tools.length : 1), 0), tokens: tokens(JSON.stringify(defs)) };
     model.stop();
     report.push(row);
   }
@@ -206,8 +227,10 @@ for (const r of report) {
   const visible = r.cases.noisy?.failed ? "—" : r.cases.noisy.needles_visible ? "yes" : "no";
   lines.push(`| ${r.harness} ${r.version} | ${c("short")} | ${c("failing")} | ${c("noisy")} | ${visible} | ${r.tool_definitions ? `${r.tool_definitions.count} tools, ${fmt(r.tool_definitions.tokens)} tokens` : "—"} |`);
 }
+const c = (n: string) => `${fmt(own[n]?.chars ?? 0)} / ${fmt(own[n]?.tokens ?? 0)}`;
+lines.push(`| (agent-shell's own MCP text, over the SDK client) | ${c("short")} | ${c("failing")} | ${c("noisy")} | | |`);
 const table = lines.join("\n");
 console.log(table);
 const out = resolve(import.meta.dir, only.length ? "harness-results.partial.json" : "harness-results.json");
-writeFileSync(out, JSON.stringify({ machine: machine(), tokenizer: "o200k_base (gpt-tokenizer)", cases: CASES, harnesses: report, table }, null, 2) + "\n");
+writeFileSync(out, JSON.stringify({ machine: machine(), tokenizer: "o200k_base (gpt-tokenizer)", cases: CASES, agent_shell_direct: own, harnesses: report, table }, null, 2) + "\n");
 log(`wrote ${out}`);
