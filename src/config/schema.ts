@@ -20,7 +20,10 @@ export const ConfigSchema = z
   .object({
     timeout_seconds: z.number().int().min(1).default(120),
     task_timeout_seconds: z.number().int().min(1).default(1800),
-    max_output_bytes: z.number().int().min(1000).max(2_000_000).default(50_000),
+    /** What a model reads (SPEC §15): output budget of a result (stdout + stderr together), shaping, agent-aware children. */
+    max_output_bytes: z.number().int().min(1000).max(2_500_000).default(8000),
+    output_shaping: z.boolean().default(true),
+    agent_env: z.boolean().default(true),
     background_buffer_bytes: z.number().int().min(1000).max(100_000_000).default(1_000_000),
     kill_grace_seconds: z.number().min(0).max(60).default(2),
     task_ttl_seconds: z.number().min(0).default(1800),

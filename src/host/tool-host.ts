@@ -103,7 +103,8 @@ export class ToolHost {
     if (options.persist) recoverTasks(this.owner, this.registry, streams, (host) => this.sshHosts.runtime(host));
     const launcher = new Launcher(this.registry, this.owner, {
       ...streams,
-      foregroundSpoolAfter: config.max_output_bytes,
+      // Spooling starts while memory still holds every earlier byte (its head half).
+      foregroundSpoolAfter: Math.min(config.max_output_bytes, Math.floor(config.background_buffer_bytes / 2)),
       foregroundLogTtlMs: config.task_ttl_seconds * 1000,
     });
     this.base = {

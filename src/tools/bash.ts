@@ -8,11 +8,11 @@ import { requestBinding } from "../safety/confirmations.ts";
 import { checkWorkingDirectory } from "../safety/paths.ts";
 import { commandLengthProblem } from "../safety/command-length.ts";
 import { checkInteractive, interactiveParameters } from "./interactive-params.ts";
-import { exitFields, interactiveFields, runOutput } from "./present.ts";
+import { exitFields, interactiveFields, outputView, runOutput, screenText } from "./present.ts";
 import { remoteTarget } from "./remote.ts";
 import { armService, compileService, existingService, serviceParameters, startService } from "./services/service.ts";
 import { startDeclaredService } from "./services/declared-service.ts";
-import { envSchema, osString } from "./schema-helpers.ts";
+import { envSchema, osString, outputParameters } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import type { ToolResult } from "../errors.ts";
 import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
@@ -59,6 +59,7 @@ const schema = z
         "Name of a configured SSH host ([hosts.NAME] in the config) to run the command on; working_directory is then a path on that host (default there: the remote home) and the local allowed paths do not apply. (default: run locally)",
       ),
     sandbox: sandboxParameter,
+    ...outputParameters,
     ...serviceParameters,
     ...interactiveParameters,
   })
@@ -194,12 +195,12 @@ export const bashTool = defineTool({
         return ctx.progress ? startProgress(task, ctx.progress) : undefined;
       },
     }).catch(startFailed);
-    const maxBytes = ctx.config.max_output_bytes;
+    const view = outputView(ctx.config, args);
     if (outcome === "backgrounded") {
-      const output = runOutput(task, maxBytes, { markRead: true });
-      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task), ...sandboxFields(task) };
+      const output = runOutput(task, view, { markRead: true });
+      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task, view), ...sandboxFields(task) };
     }
-    const output = runOutput(task, maxBytes);
+    const output = runOutput(task, view, { keep: (t) => ctx.launcher.keepEnded(t) });
     if (outcome === "timeout") {
       throw new CodedError("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, { ...context, timeout_seconds: timeoutSeconds, ...output, ...sandboxFields(task) });
     }
@@ -218,7 +219,7 @@ export const bashTool = defineTool({
       ...(exit.signal ? { signal: exit.signal } : {}),
       ...described,
       duration_ms: task.durationMs,
-      ...(task.terminal ? { screen: task.terminal.screen() } : {}),
+      ...(task.terminal ? { screen: screenText(task, view) } : {}),
       ...sandboxFields(task),
     };
   },

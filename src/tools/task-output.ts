@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { firstOf } from "../first-of.ts";
 import { findTask } from "./find-task.ts";
-import { taskOutput } from "./present.ts";
-import { userRegex } from "./schema-helpers.ts";
+import { outputView, taskOutput } from "./present.ts";
+import { outputParameters, userRegex } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import { resultShapes } from "./result-shapes.ts";
 
@@ -20,17 +20,12 @@ const schema = z
     timeout: z.number().int().min(0).default(30).describe("Maximum seconds to wait when wait=true. (default: 30)"),
     only_new: z.boolean().default(false).describe("Return only output produced since the previous read of this task. (default: false)"),
     offset: z.number().int().min(0).optional().describe("Byte offset of a range read of the full (spooled) output; does not move the read cursor."),
-    length: z.number().int().min(0).optional().describe("Bytes to read from `offset`. (default: max_bytes)"),
+    length: z.number().int().min(0).max(MAX_BYTES_LIMIT).optional().describe(`Bytes to read from \`offset\`, raw. (default: max_bytes, at most ${MAX_BYTES_LIMIT})`),
     stream: z.enum(["stdout", "stderr"]).optional().describe("Stream for a range read. (default: 'stdout')"),
     tail_lines: z.number().int().min(0).optional().describe("Return only the last N lines of each stream."),
     filter: z.string().optional().describe("Regular expression: return only the lines that match it."),
-    max_bytes: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_BYTES_LIMIT)
-      .default(50_000)
-      .describe(`Per-stream limit; longer output keeps its head and tail around a truncation line. (default: 50000, at most ${MAX_BYTES_LIMIT})`),
+    max_bytes: z.number().int().min(1).max(MAX_BYTES_LIMIT).optional().describe("Output budget, stdout+stderr together. (default: config, 8000)"),
+    output: outputParameters.output,
   })
   .strict()
   .superRefine((v, issue) => {
@@ -80,7 +75,7 @@ export const taskOutputTool = defineTool({
       await firstOf({ promises: { ended: until === "any" ? Promise.race(ended) : Promise.all(ended) }, timeoutMs: args.timeout * 1000, signal: ctx.signal });
     }
     const range = args.offset !== undefined ? { stream: args.stream ?? "stdout", offset: args.offset, length: args.length } : undefined;
-    const results = tasks.map((t) => taskOutput(t, { maxBytes: args.max_bytes, onlyNew: args.only_new, range, filter, tailLines: args.tail_lines }));
+    const results = tasks.map((t) => taskOutput(t, { view: outputView(ctx.config, args), onlyNew: args.only_new, range, filter, tailLines: args.tail_lines }));
     ctx.registry.markFinalStatusRead(tasks);
     if (!args.task_ids) return results[0]!;
     return { results, finished: tasks.filter((t) => !t.running).map((t) => t.id!) };

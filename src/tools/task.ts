@@ -3,8 +3,8 @@ import { runForeground } from "../background/tasks/index.ts";
 import { AUTODETECT_TEMPLATES, expandTemplate, resolveAgentTemplate } from "../config/agent-command.ts";
 import { asCodedError, CodedError } from "../errors.ts";
 import { childEnv } from "../runtime/env.ts";
-import { exitFields, runOutput } from "./present.ts";
-import { envSchema, osString } from "./schema-helpers.ts";
+import { exitFields, outputView, runOutput } from "./present.ts";
+import { envSchema, osString, outputParameters } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import { resultShapes } from "./result-shapes.ts";
 import { requestBinding } from "../safety/confirmations.ts";
@@ -24,6 +24,7 @@ const schema = z
     env: envSchema().optional().describe("Environment variables added to the inherited environment (API keys are inherited). (default: none)"),
     description: z.string().optional().describe("Short human-readable description; shown in task_list."),
     sandbox: sandboxParameter,
+    ...outputParameters,
     confirmed: z.boolean().optional().describe("Set to true only after the user approved a call that returned needs_confirmation (a looser sandbox). (default: false)"),
   })
   .strict();
@@ -90,7 +91,7 @@ export const taskTool = defineTool({
       signal: ctx.signal,
       onStart: (task) => void ctx.onTask?.(task),
     }).catch(startFailed);
-    const output = runOutput(task, ctx.config.max_output_bytes);
+    const output = runOutput(task, outputView(ctx.config, args), { keep: (t) => ctx.launcher.keepEnded(t) });
     if (outcome === "timeout") {
       throw new CodedError("TIMEOUT", `Subagent timed out after ${timeoutSeconds} seconds`, { prompt: args.prompt, timeout_seconds: timeoutSeconds, ...output, ...sandboxFields(task) });
     }

@@ -4,14 +4,13 @@ import { keyBytes, KNOWN_KEYS_HELP } from "../background/terminal/index.ts";
 import { CodedError, invalidArgument } from "../errors.ts";
 import { firstOf } from "../first-of.ts";
 import { findTask } from "./find-task.ts";
-import { stdinAnswer } from "./present.ts";
+import { outputView, stdinAnswer } from "./present.ts";
 import { defineTool } from "./types.ts";
 import { resultShapes } from "./result-shapes.ts";
 
 const MAX_YIELD_MS = 10_000;
 /** Once output has started, this much quiet means the program has answered. */
 const SETTLE_MS = 150;
-const MAX_OUTPUT_BYTES = 50_000;
 
 const schema = z
   .object({
@@ -90,7 +89,7 @@ export const writeStdinTool = defineTool({
       if (args.close_stdin) task.closeStdin();
       await settled;
     }
-    return stdinAnswer(task, written, MAX_OUTPUT_BYTES);
+    return stdinAnswer(task, written, outputView(ctx.config, {}));
   },
 });
 

@@ -1,12 +1,12 @@
-import { renderRange } from "../../background/output/index.ts";
+import { type ByteSource, decode } from "../../background/output/index.ts";
 import type { Task } from "../../background/tasks/index.ts";
 import { detectSandboxDenied } from "../../sandbox/denied.ts";
 
 /** How much of the end of each stream is searched for permission errors. */
 const SCAN_BYTES = 64 * 1024;
 
-function tailText(stream: Parameters<typeof renderRange>[0] & { total: number }): string {
-  return renderRange(stream, Math.max(0, stream.total - SCAN_BYTES), stream.total, SCAN_BYTES).text;
+function tailText(stream: ByteSource): string {
+  return decode(stream.read(Math.max(0, stream.total - SCAN_BYTES), stream.total) ?? new Uint8Array(0));
 }
 
 /**

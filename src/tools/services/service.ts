@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Task } from "../../background/tasks/index.ts";
 import { awaitReadiness, watchOutput } from "../../background/watch/index.ts";
 import { CodedError, invalidArgument, type ToolResult } from "../../errors.ts";
-import { exitFields, runOutput } from "../present.ts";
+import { exitFields, outputView, runOutput } from "../present.ts";
 import { userRegex } from "../schema-helpers.ts";
 import type { ToolContext } from "../types.ts";
 import { applyRestartPolicy } from "../../background/tasks/restart-policy.ts";
@@ -107,7 +107,7 @@ export async function startService(task: Task, args: ServiceArgs, service: Compi
   if (readiness.outcome === "ready") return { ready: true, ready_after_ms: readiness.afterMs };
   await task.kill(); // also cancels a restart its policy may have scheduled
   await task.ended;
-  const context = { command: args.command, task_id: task.id, ...exitFields(task), ...runOutput(task, ctx.config.max_output_bytes) };
+  const context = { command: args.command, task_id: task.id, ...exitFields(task), ...runOutput(task, outputView(ctx.config, {})) };
   if (readiness.outcome === "timeout") {
     const what = [service.ready ? `no output line matched ready_pattern '${args.ready_pattern}'` : "", args.ready_port ? `port ${args.ready_port} did not accept connections` : "", args.ready_url ? `GET ${args.ready_url} did not answer 2xx/3xx` : ""]
       .filter(Boolean)

@@ -1,0 +1,30 @@
+/**
+ * What a line reports, for choosing what to keep (SPEC §15): an error or failure, a
+ * warning, or neither.
+ */
+export type LineKind = "error" | "warning" | "plain";
+
+/** Words and marks of errors and failures, as build tools, test runners and runtimes print them. */
+const ERROR_WORDS =
+  /error|ERROR|Error\b|ERR!|FAIL|[Ff]ailed|[Ff]ailure|[Ff]atal|FATAL|[Pp]anic|PANIC|Traceback|Exception|[Aa]ssert|\(fail\)|✗|✘|×|[Ss]egmentation fault|[Aa]borted|Expected|Received/;
+/** A source position `file.ext:line[:col]` (compilers, stack traces, test failures). */
+const POSITION = /(?:^|[\s(["'`/])[\w.@~+-]*[\w/]\.[A-Za-z][A-Za-z0-9]{0,9}[:(]\d+(?:[:,]\d+)?/;
+/** A non-zero exit reported in words (`exit code 2`, `exited with 1`, `exit status 127`). */
+const NONZERO_EXIT = /\bexit(?:ed)?(?: with)?(?: code| status)?[\s:=]*[1-9]\d*/i;
+const WARNING = /warn|WARN|Warn|deprecat|DEPRECAT/;
+
+/** Lines longer than this are classified by their start only (a regex never sees more). */
+const CLASSIFY_CHARS = 4096;
+
+export function lineKind(line: string): LineKind {
+  const s = line.length > CLASSIFY_CHARS ? line.slice(0, CLASSIFY_CHARS) : line;
+  if (ERROR_WORDS.test(s) || POSITION.test(s) || NONZERO_EXIT.test(s)) return "error";
+  if (WARNING.test(s)) return "warning";
+  return "plain";
+}
+
+/**
+ * A cheap test for the middle of a flood, run over a whole latin1-decoded chunk at once
+ * (one character per byte, so indexes are byte offsets): error words only.
+ */
+export const ERROR_SCAN = new RegExp(ERROR_WORDS.source, "g");
