@@ -6,7 +6,8 @@
  * cuts of it, and whether every needle survives in each. Prints a markdown table and writes
  * bench/output-results.json. Not part of CI or the test suite: `bun run bench:output`.
  *
- * `bun run bench/output-corpus.ts [name ...]` runs only the named logs.
+ * `bun run bench/output-corpus.ts [name ...]` runs only the named logs; `BENCH_OUTPUT_SAVE=DIR`
+ * keeps every raw output and agent-shell result there.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
@@ -28,8 +29,9 @@ const AGENT_MARKERS = [
 ];
 for (const k of AGENT_MARKERS) delete process.env[k];
 
-/** A log is noisy when its raw output is at least 5× agent-shell's default budget of 8,000 bytes: only then can a result be 5× smaller and still use the budget. */
-const NOISY_BYTES = 40_000;
+/** `BENCH_OUTPUT_SAVE=DIR` keeps each log's raw output and agent-shell's MCP text there, to read. */
+const SAVE = process.env.BENCH_OUTPUT_SAVE;
+if (SAVE) mkdirSync(SAVE, { recursive: true });
 
 const only = process.argv.slice(2);
 const logs = only.length ? corpus.filter((l) => only.includes(l.name)) : corpus;
@@ -91,10 +93,14 @@ async function measure(entry: CorpusLog) {
   const asMs = Math.round(performance.now() - t0);
   const text = (result.content ?? []).map((c: any) => (c.type === "text" ? c.text : "")).join("\n");
   const s = result.structuredContent ?? {};
+  if (SAVE) {
+    writeFileSync(join(SAVE, `${entry.name}.raw.txt`), raw.text);
+    writeFileSync(join(SAVE, `${entry.name}.agent-shell.txt`), text);
+  }
   const row = {
     name: entry.name,
     what: entry.what,
-    noisy: false,
+    noisy: entry.noisy,
     command,
     needles,
     raw: { ...view(raw.text, needles), exit_code: raw.code, ms: raw.ms, lines: raw.text.split("\n").length },
@@ -111,10 +117,9 @@ async function measure(entry: CorpusLog) {
     agent_shell_in_codex: view(codexCut(text), needles),
     goals: {} as Record<string, boolean>,
   };
-  row.noisy = row.raw.bytes >= NOISY_BYTES;
   row.goals.needles_survive = row.agent_shell.missing.length === 0;
   row.goals.under_10000_chars = row.agent_shell.chars <= 10_000;
-  if (row.noisy) {
+  if (entry.noisy) {
     row.goals.five_x_fewer_than_raw = row.raw.tokens >= 5 * row.agent_shell.tokens;
     row.goals.fewer_than_claude_code = row.agent_shell.tokens < row.claude_code_bash.tokens;
     row.goals.fewer_than_codex = row.agent_shell.tokens < row.codex.tokens;

@@ -22,6 +22,8 @@ export interface CorpusContext {
 export interface CorpusLog {
   name: string;
   what: string;
+  /** Noise (progress, passing tests, repeated lines, bulk listing) around what matters: these must also come out ≥5× smaller than raw and smaller than either harness's cut. */
+  noisy: boolean;
   setup(ctx: CorpusContext): Promise<LogSetup> | LogSetup;
 }
 
@@ -76,6 +78,7 @@ function suite(files: number, perFile: number, importLine: string, log: boolean)
 export const corpus: CorpusLog[] = [
   {
     name: "bun-test",
+    noisy: true,
     what: "`bun test`: 1,000 passing tests in 20 files, 2 failing",
     setup({ dir }) {
       write(dir, suite(20, 50, `import { describe, expect, test } from "bun:test";`, false));
@@ -96,6 +99,7 @@ export const corpus: CorpusLog[] = [
   },
   {
     name: "vitest",
+    noisy: true,
     what: "`vitest run` (vitest from npm): 300 passing tests logging to the console, 2 failing",
     setup({ dir }) {
       write(dir, { "package.json": JSON.stringify({ name: "corpus-vitest", private: true, type: "module" }) });
@@ -116,6 +120,7 @@ export const corpus: CorpusLog[] = [
   },
   {
     name: "tsc",
+    noisy: false,
     what: "`tsc -p .`: 60 files, 24 type errors in 4 of them",
     setup({ dir }) {
       const files: Record<string, string> = {
@@ -142,7 +147,8 @@ export const corpus: CorpusLog[] = [
   },
   {
     name: "npm-install",
-    what: "`npm install --verbose` of express and two small packages, the project's postinstall fails",
+    noisy: false,
+    what: "`npm install` of express and two small packages; the project's postinstall fails",
     setup({ dir }) {
       write(dir, {
         "package.json": JSON.stringify(
@@ -159,13 +165,14 @@ export const corpus: CorpusLog[] = [
         "scripts/build-native.js": `console.error("Error: prebuilt binding not found for linux-x64 (node " + process.versions.modules + ")");\nprocess.exit(1);\n`,
       });
       return {
-        command: "npm install --verbose --no-audit --no-fund",
+        command: "npm install",
         needles: ["Error: prebuilt binding not found for linux-x64", "npm error command failed", "npm error code 1"],
       };
     },
   },
   {
     name: "c-build",
+    noisy: true,
     what: "`make -k` of 400 C files with -Wall: 2 errors, 3 warnings",
     setup({ dir }) {
       const files: Record<string, string> = {
@@ -207,6 +214,7 @@ export const corpus: CorpusLog[] = [
   },
   {
     name: "python-traceback",
+    noisy: true,
     what: "a Python ETL job: 3,000 log lines, a logged exception, then a chained traceback",
     setup({ dir }) {
       write(dir, {
@@ -253,6 +261,7 @@ export const corpus: CorpusLog[] = [
   },
   {
     name: "download",
+    noisy: true,
     what: "curl --progress-bar and a Python downloader with coloured \\r progress bars from a loopback server; one checksum fails",
     setup({ dir, url }) {
       write(dir, {
@@ -289,6 +298,7 @@ export const corpus: CorpusLog[] = [
   },
   {
     name: "git-log",
+    noisy: true,
     what: "`git log -p` of a made-up 600-commit history (git fast-import, fixed dates)",
     setup({ dir }) {
       run(["git", "init", "-q", "-b", "main", dir], dir);
@@ -302,6 +312,7 @@ export const corpus: CorpusLog[] = [
   },
   {
     name: "find-usr",
+    noisy: true,
     what: "`find /usr /opt/missing`: every path under /usr, and one root that does not exist",
     setup() {
       return { command: "find /usr /opt/missing", needles: ["/opt/missing", "No such file or directory"] };
