@@ -7,13 +7,14 @@
  * bench/output-results.json. Not part of CI or the test suite: `bun run bench:output`.
  *
  * `bun run bench/output-corpus.ts [name ...]` runs only the named logs; `BENCH_OUTPUT_SAVE=DIR`
- * keeps every raw output and agent-shell result there.
+ * keeps every raw output and agent-shell result there; `AGENT_SHELL_BINARY=PATH` measures another
+ * build (e.g. main's, for a before/after) and `BENCH_OUTPUT_JSON=FILE` writes its results elsewhere.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { startServer } from "../tests/helpers/mcp.ts";
+import { BINARY, startServer } from "../tests/helpers/mcp.ts";
 import { machine } from "./lib.ts";
 import { corpus, type CorpusLog } from "./output/corpus.ts";
 import { claudeCodeBash, claudeCodeMcp, codexCut, missingNeedles } from "./output/cuts.ts";
@@ -156,13 +157,14 @@ for (const r of rows) {
 const allMet = rows.every((r) => Object.values(r.goals).every(Boolean));
 console.log(allMet ? "\nEvery goal met." : "\nSome goals missed (see the table).");
 
-const out = resolve(import.meta.dir, only.length ? "output-results.partial.json" : "output-results.json");
+const out = process.env.BENCH_OUTPUT_JSON ?? resolve(import.meta.dir, only.length ? "output-results.partial.json" : "output-results.json");
 writeFileSync(
   out,
   JSON.stringify(
     {
       machine: machine(),
-      binary: session ? "dist/agent-shell" : undefined,
+      binary: BINARY,
+      binary_version: Bun.spawnSync([BINARY, "--version"]).stdout.toString().trim(),
       tokenizer: "o200k_base (gpt-tokenizer)",
       models: {
         claude_code_bash: "first 30,000 characters of the output",
