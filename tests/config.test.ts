@@ -26,7 +26,7 @@ describe("configuration precedence: flags > env > file > defaults", () => {
     expect(c.timeout_seconds).toEqual({ value: 120, source: "default" });
     expect(c.task_timeout_seconds).toEqual({ value: 1800, source: "default" });
     expect(c.task_ttl_seconds).toEqual({ value: 1800, source: "default" });
-    expect(c.max_output_bytes.value).toBe(50000);
+    expect(c.max_output_bytes.value).toBe(8000);
     expect(c.kill_grace_seconds.value).toBe(2);
   });
 

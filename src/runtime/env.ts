@@ -6,6 +6,21 @@ const NON_INTERACTIVE: Record<string, string> = {
 };
 
 /**
+ * Variables that make test runners and package managers print less for an agent (SPEC §15),
+ * each measured (README "Agent-aware children"): `bun test` prints only failures and the
+ * summary with AGENT=1; Vitest (and every tool using std-env's agent detection) switches to
+ * its agent reporter with AI_AGENT set; NO_COLOR drops colour codes (Vitest colours even a
+ * pipe); npm leaves out its funding and update notices.
+ */
+export const AGENT_ENV: Readonly<Record<string, string>> = {
+  AGENT: "1",
+  AI_AGENT: "agent-shell",
+  NO_COLOR: "1",
+  npm_config_fund: "false",
+  npm_config_update_notifier: "false",
+};
+
+/**
  * Marks every child (and, through inheritance, everything it starts) as this process's:
  * the watchdog and the sweep of dead owners find them by it even after a `setsid`.
  */

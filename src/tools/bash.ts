@@ -2,7 +2,7 @@ import { z } from "zod";
 import { runForeground } from "../background/tasks/index.ts";
 import { onWaitingForInput, startProgress } from "../background/watch/index.ts";
 import { asCodedError, CodedError, invalidArgument } from "../errors.ts";
-import { childEnv, remoteEnv } from "../runtime/env.ts";
+import { AGENT_ENV, childEnv, remoteEnv } from "../runtime/env.ts";
 import { confirmCommand } from "../safety/command-guard.ts";
 import { requestBinding } from "../safety/confirmations.ts";
 import { checkWorkingDirectory } from "../safety/paths.ts";
@@ -164,7 +164,7 @@ export const bashTool = defineTool({
       spec: {
         command: args.command,
         cwd,
-        env: remote ? remoteEnv(args.env) : childEnv(args.env, args.tty ? { TERM: "xterm-256color" } : undefined),
+        env: remote ? remoteEnv(args.env) : childEnv(args.env, { ...(ctx.config.agent_env ? AGENT_ENV : {}), ...(args.tty ? { TERM: "xterm-256color" } : {}) }),
         stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
         tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
         durable: background,
