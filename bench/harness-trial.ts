@@ -7,7 +7,9 @@
  * line in the middle). Prints a table and writes bench/harness-results.json.
  *
  * Network: the npm registry (the install) and 127.0.0.1 only. `HARNESS_PREFIX=DIR` reuses an
- * install made earlier (npm install --prefix DIR …); `bun run bench/harness-trial.ts claude` runs one harness.
+ * install made earlier (npm install --prefix DIR …); `bun run bench/harness-trial.ts claude` runs one harness;
+ * `AGENT_SHELL_BINARY=PATH` tries another build (`BENCH_OUTPUT_JSON=FILE` writes its results elsewhere);
+ * `STANDIN_DUMP=FILE` appends every request the stand-in gets.
  */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -154,16 +156,16 @@ function baseEnv(home: string): Record<string, string> {
 }
 
 /** What agent-shell itself returns for each case (the MCP text, before any harness touches it). */
-async function direct(): Promise<Record<string, { chars: number; tokens: number }>> {
+async function direct(): Promise<Record<string, { chars: number; tokens: number; needles_visible: boolean }>> {
   const work = join(scratch, "direct");
   mkdirSync(work, { recursive: true });
   const s = await startServer({ cwd: work, stateDir: join(scratch, "direct-state") });
-  const out: Record<string, { chars: number; tokens: number }> = {};
+  const out: Record<string, { chars: number; tokens: number; needles_visible: boolean }> = {};
   try {
     for (const [name, command] of Object.entries(CASES)) {
       const r: any = await s.callRaw("bash", { command });
       const text = r.content.map((c: any) => c.text ?? "").join("\n");
-      out[name] = { chars: text.length, tokens: tokens(text) };
+      out[name] = { chars: text.length, tokens: tokens(text), needles_visible: missingNeedles(text, NEEDLES[name]!).length === 0 };
     }
   } finally {
     await s.close();
@@ -172,7 +174,7 @@ async function direct(): Promise<Record<string, { chars: number; tokens: number 
 }
 
 const report: any[] = [];
-let own: Record<string, { chars: number; tokens: number }> = {};
+let own: Record<string, { chars: number; tokens: number; needles_visible: boolean }> = {};
 try {
   own = await direct();
   await install();
@@ -228,9 +230,9 @@ for (const r of report) {
   lines.push(`| ${r.harness} ${r.version} | ${c("short")} | ${c("failing")} | ${c("noisy")} | ${visible} | ${r.tool_definitions ? `${r.tool_definitions.count} tools, ${fmt(r.tool_definitions.tokens)} tokens` : "—"} |`);
 }
 const c = (n: string) => `${fmt(own[n]?.chars ?? 0)} / ${fmt(own[n]?.tokens ?? 0)}`;
-lines.push(`| (agent-shell's own MCP text, over the SDK client) | ${c("short")} | ${c("failing")} | ${c("noisy")} | | |`);
+lines.push(`| (agent-shell's own MCP text, over the SDK client) | ${c("short")} | ${c("failing")} | ${c("noisy")} | ${own.noisy?.needles_visible ? "yes" : "no"} | |`);
 const table = lines.join("\n");
 console.log(table);
-const out = resolve(import.meta.dir, only.length ? "harness-results.partial.json" : "harness-results.json");
+const out = process.env.BENCH_OUTPUT_JSON ?? resolve(import.meta.dir, only.length ? "harness-results.partial.json" : "harness-results.json");
 writeFileSync(out, JSON.stringify({ machine: machine(), tokenizer: "o200k_base (gpt-tokenizer)", cases: CASES, agent_shell_direct: own, harnesses: report, table }, null, 2) + "\n");
 log(`wrote ${out}`);
