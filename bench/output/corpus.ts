@@ -100,10 +100,10 @@ export const corpus: CorpusLog[] = [
   {
     name: "vitest",
     noisy: true,
-    what: "`vitest run` (vitest from npm): 300 passing tests logging to the console, 2 failing",
+    what: "`vitest run` (vitest 4.1.12 from npm): 300 passing tests logging to the console, 2 failing",
     setup({ dir }) {
       write(dir, { "package.json": JSON.stringify({ name: "corpus-vitest", private: true, type: "module" }) });
-      run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "vitest@4"], dir);
+      run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "vitest@4.1.12"], dir);
       write(dir, suite(6, 50, `import { describe, expect, test } from "vitest";`, true));
       return {
         command: "npx vitest run",
