@@ -70,6 +70,9 @@ const scratch = realpathSync(mkdtempSync(join(tmpdir(), "as-output-corpus-")));
 const files = await startFileServer();
 const session = await startServer({ cwd: scratch, stateDir: join(scratch, "state") });
 const rows: any[] = [];
+// What every request of a harness carries besides the results: the six tool definitions as tools/list gives them.
+const listed = (await session.client.listTools()).tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+const toolDefinitions = { tools: listed.length, tokens: tokens(JSON.stringify(listed)), goal_max: 1_800 };
 try {
   for (const entry of logs) rows.push(await measure(entry));
 } finally {
@@ -155,7 +158,8 @@ for (const r of rows) {
   }
 }
 const allMet = rows.every((r) => Object.values(r.goals).every(Boolean));
-console.log(allMet ? "\nEvery goal met." : "\nSome goals missed (see the table).");
+console.log(`\nTool definitions (tools/list: name, description, input schema): ${toolDefinitions.tools} tools, ${fmt(toolDefinitions.tokens)} tokens (goal ≤ ${fmt(toolDefinitions.goal_max)}).`);
+console.log(allMet ? "Every goal of the corpus met." : "Some goals of the corpus missed (see the table).");
 
 const out = process.env.BENCH_OUTPUT_JSON ?? resolve(import.meta.dir, only.length ? "output-results.partial.json" : "output-results.json");
 writeFileSync(
@@ -172,6 +176,7 @@ writeFileSync(
         codex: "first 5,000 and last 5,000 bytes around a marker",
       },
       all_goals_met: allMet,
+      tool_definitions: toolDefinitions,
       logs: rows,
       table,
     },
