@@ -167,17 +167,23 @@ describe("choosing lines under the budget", () => {
   });
 
   test("a 200 MB flood is shaped from its two ends and one fast pass over the middle", () => {
-    // A virtual stream: line i is `line <i>\n`, padded to 20 bytes; an error sits in the middle.
-    const lineAt = (i: number) => (i === 5_000_000 ? "fatal: disk I/O err" : `line ${i}`.padEnd(19, ".")) + "\n";
+    // A virtual stream of 10,000,000 lines of 20 bytes, one error line in the middle.
+    const line = encoder.encode("progress tick .....\n");
+    const error = encoder.encode("fatal: disk I/O err\n");
+    const errorAt = 5_000_000 * 20;
     const total = 10_000_000 * 20;
+    const pattern = new Uint8Array((1 << 20) + 40);
+    for (let i = 0; i < pattern.length; i += 20) pattern.set(line.subarray(0, Math.min(20, pattern.length - i)), i);
     const flood: ByteSource = {
       total,
       read(a, b) {
         const out = new Uint8Array(b - a);
-        for (let i = Math.floor(a / 20); i * 20 < b; i++) {
-          const line = encoder.encode(lineAt(i));
-          for (let k = 0; k < 20; k++) if (i * 20 + k >= a && i * 20 + k < b) out[i * 20 + k - a] = line[k]!;
+        for (let at = a; at < b; ) {
+          const n = Math.min(b - at, 1 << 20);
+          out.set(pattern.subarray(at % 20, (at % 20) + n), at - a);
+          at += n;
         }
+        for (let k = Math.max(a, errorAt); k < Math.min(b, errorAt + 20); k++) out[k - a] = error[k - errorAt]!;
         return out;
       },
     };

@@ -47,7 +47,7 @@ export const taskTool = defineTool({
     "Run a subagent: another coding-agent CLI in non-interactive mode (configured with agent_command, else the first of claude, codex, gemini, " +
     "clemini found on PATH), given `prompt`, in the server's cwd with stdin closed. Use for delegated or parallel work. " +
     "Runs in the OS sandbox (its own state dirs writable). " +
-    "Returns: {status: 'completed'|'failed', exit_code, stdout, stderr, sandbox, sandbox_level?, sandbox_denied?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?} " +
+    "Returns: {status: 'completed'|'failed', exit_code, stdout, stderr, sandbox, sandbox_level?, sandbox_denied?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?, output_task_id?} " +
     "in the foreground; {task_id, status: 'running', prompt} with background.",
   schema,
   result: resultSchema,

@@ -22,9 +22,3 @@ export function lineKind(line: string): LineKind {
   if (WARNING.test(s)) return "warning";
   return "plain";
 }
-
-/**
- * A cheap test for the middle of a flood, run over a whole latin1-decoded chunk at once
- * (one character per byte, so indexes are byte offsets): error words only.
- */
-export const ERROR_SCAN = new RegExp(ERROR_WORDS.source, "g");
