@@ -70,10 +70,11 @@ const scratch = realpathSync(mkdtempSync(join(tmpdir(), "as-output-corpus-")));
 const files = await startFileServer();
 const session = await startServer({ cwd: scratch, stateDir: join(scratch, "state") });
 const rows: any[] = [];
-// What every request of a harness carries besides the results: the six tool definitions as tools/list gives them.
-const listed = (await session.client.listTools()).tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
-const toolDefinitions = { tools: listed.length, tokens: tokens(JSON.stringify(listed)), goal_max: 1_800 };
+const toolDefinitions = { tools: 0, tokens: 0, goal_max: 1_800 };
 try {
+  // What every request of a harness carries besides the results: the tool definitions of tools/list.
+  const listed = (await session.client.listTools()).tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+  Object.assign(toolDefinitions, { tools: listed.length, tokens: tokens(JSON.stringify(listed)) });
   for (const entry of logs) rows.push(await measure(entry));
 } finally {
   await session.close();
