@@ -214,7 +214,14 @@ try {
   }
 } finally {
   // Whatever a harness left running of agent-shell under this trial's dirs goes with it.
-  for (const p of processes()) if (p.cmdline.includes(scratch)) process.kill(p.pid, "SIGKILL");
+  for (const p of processes()) {
+    if (!p.cmdline.includes(scratch) || p.pid === process.pid) continue;
+    try {
+      process.kill(p.pid, "SIGKILL");
+    } catch {
+      /* gone meanwhile */
+    }
+  }
   if (!process.env.KEEP_TRIAL) rmSync(scratch, { recursive: true, force: true });
   else log(`kept ${scratch}`);
 }
