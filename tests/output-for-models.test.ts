@@ -217,6 +217,16 @@ describe("every path shapes the same way", () => {
     expect(r.stdout_truncated && r.stderr_truncated).toBe(true);
   });
 
+  test("task_output over several tasks: all their streams share one budget", async () => {
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await s.call("bash", { command: "head -c 60000 /dev/urandom | base64 -w 64; head -c 30000 /dev/urandom | base64 -w 64 >&2", run_in_background: true })).task_id);
+    const r = await s.call("task_output", { task_ids: ids, wait: true, until: "all", timeout: 30 });
+    expect(r.results.length).toBe(3);
+    const shown = r.results.reduce((n: number, one: { stdout?: string; stderr?: string }) => n + shownTogether(one), 0);
+    expect(shown).toBeLessThanOrEqual(8000);
+    for (const one of r.results) expect(shownTogether(one)).toBeGreaterThan(1000);
+  });
+
   test("the TIMEOUT error's output is shaped too, and its full output stays readable", async () => {
     const r = await s.call("bash", { command: `${noisy}; sleep 30`, timeout_seconds: 3 });
     expect(r.error_code).toBe("TIMEOUT");

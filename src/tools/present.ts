@@ -117,17 +117,22 @@ export interface ReadOptions {
   tailLines?: number;
 }
 
-/** task_output's view of a task; a read without `range` moves both cursors to the end. */
-export function taskOutput(task: Task, opts: ReadOptions): ToolResult {
-  const result: ToolResult = { ...identity(task), status: task.status, ...(task.info.host !== undefined ? { host: task.info.host } : {}) };
-  const stdout = stdoutText(task);
+/**
+ * task_output's view of tasks. Their streams share one budget (a result with several tasks
+ * carries them all); a range read returns raw bytes instead. A read without `range` moves
+ * both cursors of each task to the end.
+ */
+export function taskOutputs(tasks: Task[], opts: ReadOptions): ToolResult[] {
+  const results = tasks.map((task): ToolResult => ({ ...identity(task), status: task.status, ...(task.info.host !== undefined ? { host: task.info.host } : {}) }));
   if (opts.range) {
-    const stream = opts.range.stream === "stderr" ? task.stderr : stdout;
-    const end = Math.min(stream.total, opts.range.offset + (opts.range.length ?? opts.view.budget));
-    const start = Math.min(opts.range.offset, end);
-    result[stream.name] = decode(stream.read(start, end) ?? new Uint8Array(0));
+    tasks.forEach((task, i) => {
+      const stream = opts.range!.stream === "stderr" ? task.stderr : stdoutText(task);
+      const end = Math.min(stream.total, opts.range!.offset + (opts.range!.length ?? opts.view.budget));
+      const start = Math.min(opts.range!.offset, end);
+      results[i]![stream.name] = decode(stream.read(start, end) ?? new Uint8Array(0));
+    });
   } else {
-    const streams = [stdout, task.stderr];
+    const streams = tasks.flatMap((task) => [stdoutText(task), task.stderr]);
     const requests: ShapeRequest[] = streams.map((stream) => {
       const total = stream.total;
       let start = opts.onlyNew ? Math.min(stream.cursor, total) : 0;
@@ -136,6 +141,7 @@ export function taskOutput(task: Task, opts: ReadOptions): ToolResult {
     });
     const shaped = shapeOutput(requests, opts.view);
     streams.forEach((stream, i) => {
+      const result = results[i >> 1]!;
       const view = shaped[i]!;
       // Parity: stdout always present, stderr only when it has something to show.
       if (stream.name === "stdout" || view.text !== "") result[stream.name] = view.text;
@@ -143,16 +149,19 @@ export function taskOutput(task: Task, opts: ReadOptions): ToolResult {
       stream.cursor = requests[i]!.end;
     });
   }
-  Object.assign(result, exitFields(task));
-  if (task.lostReason) result.lost_reason = task.lostReason;
-  if (task.note) result.note = task.note;
-  result.stdout_total_bytes = stdout.total;
-  result.stderr_total_bytes = task.stderr.total;
-  result.duration_ms = task.durationMs;
-  for (const stream of [task.stdout, task.stderr]) if (stream.path) result[`${stream.name}_path`] = stream.path;
-  const spool = spoolError(task);
-  if (spool) result.spool_error = spool;
-  return Object.assign(result, interactiveFields(task, opts.view), sandboxFields(task));
+  return tasks.map((task, i) => {
+    const result = results[i]!;
+    Object.assign(result, exitFields(task));
+    if (task.lostReason) result.lost_reason = task.lostReason;
+    if (task.note) result.note = task.note;
+    result.stdout_total_bytes = stdoutText(task).total;
+    result.stderr_total_bytes = task.stderr.total;
+    result.duration_ms = task.durationMs;
+    for (const stream of [task.stdout, task.stderr]) if (stream.path) result[`${stream.name}_path`] = stream.path;
+    const spool = spoolError(task);
+    if (spool) result.spool_error = spool;
+    return Object.assign(result, interactiveFields(task, opts.view), sandboxFields(task));
+  });
 }
 
 /** write_stdin's answer: the output after the read cursor (what the input provoked); the cursors move to the end. */

@@ -3,7 +3,7 @@ import type { Item } from "./items.ts";
 /** What one marker line costs in the budget (its typical length): many small gaps cost more than one. */
 export const MARKER_COST = 64;
 /** Error lines (with context) may take this share of the budget before the tail and head get theirs. */
-const ERROR_SHARE = 0.7;
+const ERROR_SHARE = 0.5;
 const CONTEXT = 2;
 const TAIL_LINES = 40;
 const HEAD_LINES = 20;
