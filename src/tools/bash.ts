@@ -116,7 +116,7 @@ export const bashTool = defineTool({
     "Run a bash command (builds, tests, git…) and return its output. Each command gets its own process group, stdin /dev/null, no " +
     "terminal, and an OS sandbox (writes only in the allowed paths, temp dirs and tool caches; secrets unreadable). A timeout kills " +
     "everything it started. Long output keeps errors, tail and head; each omission is a '[… N lines truncated (bytes A-B …) …]' line " +
-    "(task_output {task_id: output_task_id, offset: A, length: B-A} reads it). Destructive commands " +
+    "(task_output offset A, length B-A on output_task_id reads it). Destructive commands " +
     "first return needs_confirmation (repeat with confirmed: true after the user agrees). run_in_background returns a task_id for " +
     "task_output/kill_shell; tty runs it on a pseudo-terminal (type with write_stdin). " +
     "Returns: {command, exit_code, stdout, stderr, success, duration_ms, description?, sandbox, sandbox_level?, sandbox_denied?, signal?, " +
