@@ -39,9 +39,13 @@ function baseEnv(): Record<string, string> {
   return inherited;
 }
 
+let withAgentEnv: Record<string, string> | null = null;
+
 /** The inherited environment, the non-interactive defaults, then the caller's overrides. */
 export function childEnv(overrides?: Record<string, string>, extra?: Record<string, string>): Record<string, string> {
   if (!overrides && !extra) return baseEnv();
+  // The common case (agent variables, nothing else) is computed once: it is on every spawn's path.
+  if (!overrides && extra === AGENT_ENV) return (withAgentEnv ??= { ...baseEnv(), ...AGENT_ENV });
   return { ...baseEnv(), ...extra, ...overrides, [OWNER_MARKER]: OWNER_TOKEN };
 }
 
