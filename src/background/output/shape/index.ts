@@ -16,7 +16,6 @@ import { hasTerminalControl } from "./terminal-control.ts";
 
 export type { ByteSource } from "./items.ts";
 export type { ShapedText } from "./emit.ts";
-export { omissionMarker, MARKER_LINE } from "./marker.ts";
 export { renderLine, hasTerminalControl } from "./terminal-control.ts";
 
 /** A byte range of one stream to show, optionally only its lines matching `filter`. */
