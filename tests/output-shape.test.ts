@@ -157,6 +157,19 @@ describe("choosing lines under the budget", () => {
     await accountsForAll(out.text, encoder.encode(raw));
   });
 
+  test("a 3 MB line, longer than both windows, keeps its first and last 500 bytes too", async () => {
+    for (const end of ["\n", ""]) {
+      const raw = "[" + "é".repeat(1_500_000) + "]" + end;
+      const { out } = shape(raw);
+      const [first, marker, last] = out.text.split("\n");
+      expect(Buffer.byteLength(first!)).toBe(499); // byte 500 is inside an 'é': the cut moves back
+      expect(first!.startsWith("[é")).toBe(true);
+      expect(marker).toMatch(/^\[… part of 1 line truncated \(bytes 499-\d+ of 3000002|3 total\) …\]$/);
+      expect(last!.endsWith("é]")).toBe(true);
+      await accountsForAll(out.text, encoder.encode(raw));
+    }
+  });
+
   test("5,000 lines of multi-byte text stay valid UTF-8, and cuts fall between characters", async () => {
     const raw = Array.from({ length: 5000 }, (_, i) => `строка ${i}: 日本語のテキスト ${"é".repeat(i % 37)} 🎉`).join("\n") + "\n" + "ж".repeat(5000) + "\n";
     const { out } = shape(raw);
