@@ -42,6 +42,16 @@ export const ConfigSchema = z
     sandbox_deny_read: z.array(z.string()).default([]),
     sandbox_network: z.boolean().default(true),
     sandbox_network_loopback: z.boolean().default(true),
+    /** Unix sockets outside the sandbox that commands may connect to (SPEC §20); none by default. */
+    sandbox_allow_unix_sockets: z.array(z.string()).default([]),
+    /** Secret-looking variables of the server's environment that commands inherit anyway (SPEC §20). */
+    env_passthrough: z.array(z.string()).default([]),
+    /** Processes one task may have at once (its cgroup's pids.max, where there is one). */
+    max_processes: z.number().int().min(16).max(4_194_304).default(2048),
+    /** Who confirms a call that needs it (SPEC §19): the MCP client's person when it can elicit (auto), only a person, or the model. */
+    confirm_by: z.enum(["auto", "person", "model"]).default("auto"),
+    /** How long a person has to answer a confirmation question; unanswered runs nothing. */
+    confirm_timeout_seconds: z.number().min(1).max(86_400).default(120),
   })
   .strict();
 

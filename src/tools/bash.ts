@@ -25,39 +25,37 @@ const schema = z
     command: osString()
       .min(1, "must be a non-empty string")
       .optional()
-      .describe("The bash command to run with `bash -c` (e.g. 'npm test', 'git status'). Required unless `service` is given."),
+      .describe("Command line for `bash -c`. Required unless `service` is given."),
     service: z
       .string()
       .min(1)
       .optional()
-      .describe("Start this service declared in agent-shell.toml (in working_directory) with its dependencies, in order, each once ready; running ones are kept. Instead of command."),
-    description: z.string().optional().describe("Short human-readable description of what the command does; echoed back in results."),
+      .describe("Start this agent-shell.toml service instead."),
+    description: z.string().optional().describe("Echoed in results."),
     timeout_seconds: z
       .number()
       .int()
       .min(1)
       .optional()
-      .describe("Foreground time limit in seconds; on expiry the command's whole process group is terminated. (default: config timeout_seconds, 120)"),
+      .describe("Time limit (default: 120)."),
     confirmed: z
       .boolean()
       .default(false)
-      .describe("Set to true only after the user explicitly approved a command that returned needs_confirmation; the command must be byte-for-byte the same. (default: false)"),
+      .describe("true once the user approved this exact call (default: false)."),
     working_directory: osString()
       .optional()
-      .describe("Directory to run in; relative paths resolve against the server's cwd; must be inside the allowed paths. (default: the server's cwd)"),
+      .describe("Where to run (default: the server's cwd)."),
     run_in_background: z
       .boolean()
       .default(false)
-      .describe("Return at once with a task_id; read it with task_output, stop it with kill_shell. (default: false)"),
-    env: envSchema().optional().describe("Environment variables added to the inherited environment. (default: none)"),
-    stdin: z.string().optional().describe("Text fed to the command's stdin, which is then closed. (default: stdin is /dev/null)"),
+      .describe("Return a task_id at once (default: false)."),
+    env: envSchema().optional().describe("Extra variables."),
+    stdin: z.string().optional().describe("Text for stdin."),
     host: z
       .string()
       .min(1)
       .optional()
-      .describe(
-        "Name of a configured SSH host ([hosts.NAME] in the config) to run the command on; working_directory is then a path on that host (default there: the remote home) and the local allowed paths do not apply. (default: run locally)",
-      ),
+      .describe("Configured host."),
     sandbox: sandboxParameter,
     ...outputParameters,
     ...serviceParameters,
@@ -113,15 +111,11 @@ export const bashTool = defineTool({
   title: "Run a shell command",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   description:
-    "Run a bash command (builds, tests, git…) and return its output. Each command gets its own process group, stdin /dev/null, no " +
-    "terminal, and an OS sandbox (writes only in the allowed paths, temp dirs and tool caches; secrets unreadable). A timeout kills " +
-    "everything it started. Long output keeps errors, tail and head; each omission is a '[… N lines truncated (bytes A-B …) …]' line " +
-    "(task_output offset A, length B-A on output_task_id reads it). Destructive commands " +
-    "first return needs_confirmation (repeat with confirmed: true after the user agrees). run_in_background returns a task_id for " +
-    "task_output/kill_shell; tty runs it on a pseudo-terminal (type with write_stdin). " +
-    "Returns: {command, exit_code, stdout, stderr, success, duration_ms, description?, sandbox, sandbox_level?, sandbox_denied?, signal?, " +
-    "stdout_truncated?, stdout_path?, output_task_id?, screen?} in the foreground; {command, task_id, status, pid, ready?, already_running?} in the " +
-    "background; {needs_confirmation, command, message} when approval is needed.",
+    "Run a bash command in an OS sandbox (writes only in the workspace, temp and caches); a timeout kills all it started. Lon" +
+    "g output keeps errors, tail and head; each omission is one '[… N lines truncated (bytes A-B of T total) …]' line: task_o" +
+    "utput {task_id: output_task_id, stream, offset: A, length: B-A} reads it. Destructive commands ask the user, or return n" +
+    "eeds_confirmation (repeat with confirmed: true once the user agrees). Returns: {command, exit_code, stdout, stderr, succ" +
+    "ess, duration_ms, sandbox, description?, output_task_id?} | {task_id, status, pid} | {needs_confirmation, message}",
   schema,
   result: resultSchema,
   taskSupport: "optional",
@@ -146,9 +140,10 @@ export const bashTool = defineTool({
     // Local commands run in the OS sandbox; asking for a looser one is confirmed first.
     const sandboxed = remote
       ? null
-      : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding });
+      : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding, cwd });
     if (sandboxed && "result" in sandboxed) return sandboxed.result;
-    const confirmation = await confirmCommand({ ...args, binding }, ctx.confirmationPolicy, ctx.confirmations);
+    const approvedByPerson = sandboxed?.approvedByPerson === true;
+    const confirmation = await confirmCommand({ ...args, binding, cwd, approvedByPerson }, ctx.confirmationPolicy, ctx.confirmations);
     if (confirmation) return confirmation;
     const contained = sandboxed ? callSandbox(ctx, sandboxed.mode, cwd) : { run: undefined, report: { mode: "remote" } };
     const background = args.run_in_background;
@@ -165,7 +160,9 @@ export const bashTool = defineTool({
       spec: {
         command: args.command,
         cwd,
-        env: remote ? remoteEnv(args.env) : childEnv(args.env, args.tty ? { ...(ctx.config.agent_env ? AGENT_ENV : {}), TERM: "xterm-256color" } : ctx.config.agent_env ? AGENT_ENV : undefined),
+        env: remote
+          ? remoteEnv(args.env)
+          : childEnv(args.env, { passthrough: ctx.config.env_passthrough, extra: args.tty ? { ...(ctx.config.agent_env ? AGENT_ENV : {}), TERM: "xterm-256color" } : ctx.config.agent_env ? AGENT_ENV : undefined }),
         stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
         tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
         durable: background,

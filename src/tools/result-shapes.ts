@@ -32,6 +32,7 @@ function build() {
   const sandboxShape = {
     sandbox: z.string().optional().describe("The sandbox mode applied: workspace-write, read-only, off, remote or unavailable."),
     sandbox_level: z.string().optional(),
+    sandbox_notes: z.array(z.string()).optional().describe("What this sandbox level cannot hold."),
     sandbox_denied: z.looseObject({}).optional().describe("A failure that looks like the sandbox refused a path or the network."),
   };
 

@@ -1,6 +1,7 @@
 import { type ByteSource, decode } from "../../background/output/index.ts";
 import type { Task } from "../../background/tasks/index.ts";
 import { detectSandboxDenied } from "../../sandbox/denied.ts";
+import { levelGaps } from "../../sandbox/gaps.ts";
 
 /** How much of the end of each stream is searched for permission errors. */
 const SCAN_BYTES = 64 * 1024;
@@ -19,6 +20,8 @@ export function sandboxFields(task: Task): Record<string, unknown> {
   if (!sb) return {};
   const fields: Record<string, unknown> = { sandbox: sb.mode };
   if (sb.level) fields.sandbox_level = sb.level;
+  const gaps = levelGaps(sb.level);
+  if (gaps.length) fields.sandbox_notes = gaps;
   const failed = task.exit !== null && (task.exit.code !== 0 || task.exit.signal !== null);
   if (failed && sb.writableRoots) {
     const denied = detectSandboxDenied({

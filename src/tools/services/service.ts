@@ -13,35 +13,35 @@ export const serviceParameters = {
     .string()
     .min(1)
     .optional()
-    .describe("Service name (background only): while a task of this name runs, the same call returns it (already_running: true) instead of starting a duplicate."),
-  ready_pattern: z.string().min(1).optional().describe("Background only: return once an output line matches this regex (ready: true)."),
-  ready_port: z.number().int().min(1).max(65535).optional().describe("Background only: return once this TCP port accepts connections (ready: true)."),
+    .describe("Service name; never started twice."),
+  ready_pattern: z.string().min(1).optional().describe("Return once output matches."),
+  ready_port: z.number().int().min(1).max(65535).optional().describe("Return once this port listens."),
   ready_url: z
     .string()
     .regex(/^https?:\/\//i, "must be an http:// or https:// URL")
     .optional()
-    .describe("Background only: return once a GET of this URL answers 2xx or 3xx (ready: true)."),
+    .describe("Return once a GET succeeds."),
   restart_on: z
     .enum(["failure", "always"])
     .optional()
-    .describe("Background only: when the task exits on its own (non-zero exit, or any exit), start it again in place, same id. A kill never restarts. (default: never)"),
-  max_restarts: z.number().int().min(0).max(1_000_000).optional().describe("With restart_on: at most this many automatic restarts. (default: unlimited)"),
+    .describe("Restart when it exits."),
+  max_restarts: z.number().int().min(0).max(1_000_000).optional().describe("Restart limit."),
   restart_delay_seconds: z
     .number()
     .min(0)
     .max(3600)
     .optional()
-    .describe("With restart_on: seconds before a restart; doubled after each quick failure, up to 30. (default: 1)"),
+    .describe("Delay before a restart."),
   ready_timeout_seconds: z
     .number()
     .positive()
     .optional()
-    .describe("How long to wait for readiness; on expiry the task is killed and TIMEOUT returned. (default: 60)"),
+    .describe("Readiness limit (default: 60)."),
   notify_pattern: z
     .string()
     .min(1)
     .optional()
-    .describe("Background only: output lines matching this regex are sent as notifications/message {event: 'task_output_matched', task_id, lines} (at most one per second)."),
+    .describe("Notify matching lines."),
 };
 
 export interface ServiceArgs {
