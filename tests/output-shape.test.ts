@@ -225,6 +225,20 @@ describe("plain head and tail (output: raw)", () => {
   });
 });
 
+describe("tiny budgets", () => {
+  test("a budget of 1 or 2 bytes still accounts for every byte, shaped or plain", async () => {
+    const raw = Array.from({ length: 500 }, (_, i) => `line ${i} ${"z".repeat(i % 13)}`).join("\n") + "\n";
+    for (const budget of [1, 2, 50]) {
+      for (const plain of [false, true]) {
+        const { out, err } = shape(raw, raw, { budget, raw: plain });
+        expect(shownBytes(out.text) + shownBytes(err.text)).toBeLessThanOrEqual(Math.max(budget, 0));
+        await accountsForAll(out.text, encoder.encode(raw));
+        await accountsForAll(err.text, encoder.encode(raw));
+      }
+    }
+  });
+});
+
 describe("recorded outputs", () => {
   test("bun test, 400 passing and 2 failing: both failing names, expected/received values and the summary within 2,000 bytes", () => {
     const { out } = shape(fixture("bun-test-400-pass-2-fail.txt"), "", { budget: 2000 });
