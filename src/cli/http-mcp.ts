@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { ToolHost } from "../host/tool-host.ts";
 import { normalizeOrigin } from "../mcp/http/access.ts";
-import { serveHttp } from "../mcp/http/serve.ts";
+import { isLoopback, serveHttp } from "../mcp/http/serve.ts";
 import { UsageError } from "./usage.ts";
 import type { OptionSpecs } from "./verb-args.ts";
 
@@ -47,10 +47,6 @@ function readToken(file: string): string {
     throw new UsageError(`--token-file ${file}: the first line must be a token of at least 16 printable characters without spaces`);
   }
   return token;
-}
-
-function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "::1" || /^127\./.test(hostname);
 }
 
 /** Serves the host's tools over Streamable HTTP until a signal; prints the URL (and a generated token) on stderr. */

@@ -12,6 +12,10 @@ export interface HttpServeOptions {
   onListening(url: string): void;
 }
 
+export function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "::1" || /^127\./.test(hostname);
+}
+
 /** The MCP endpoint's path (the Streamable HTTP convention). */
 export const MCP_PATH = "/mcp";
 
@@ -22,6 +26,9 @@ export const MCP_PATH = "/mcp";
  * Runs until SIGTERM/SIGINT/SIGHUP, then ends every session and every task, and exits.
  */
 export async function serveHttp(host: ToolHost, opts: HttpServeOptions): Promise<never> {
+  // The allowed origins, plus this server's own loopback origins once its port is known.
+  const allowedOrigins = new Set(opts.access.allowedOrigins);
+  const access: HttpAccess = { token: opts.access.token, allowedOrigins };
   const sessions = new Map<string, HttpSession>();
   const unnamed = new Set<HttpSession>(); // opened for an initialize that has not named a session yet
   const onInitialized = (id: string, session: HttpSession) => {
@@ -35,8 +42,8 @@ export async function serveHttp(host: ToolHost, opts: HttpServeOptions): Promise
 
   const route = async (req: Request): Promise<Response> => {
     if (new URL(req.url).pathname !== MCP_PATH) return jsonRpcError(404, `Not found: the MCP endpoint is ${MCP_PATH}.`);
-    if (req.method === "OPTIONS") return preflight(req, opts.access);
-    const refused = refusal(req, opts.access);
+    if (req.method === "OPTIONS") return preflight(req, access);
+    const refused = refusal(req, access);
     if (refused) return refused;
     const id = req.headers.get("mcp-session-id");
     if (id !== null) {
@@ -60,7 +67,7 @@ export async function serveHttp(host: ToolHost, opts: HttpServeOptions): Promise
     async fetch(req) {
       const res = await route(req);
       const origin = req.headers.get("origin");
-      if (origin !== null && opts.access.allowedOrigins.has(normalizeOrigin(origin))) {
+      if (origin !== null && access.allowedOrigins.has(normalizeOrigin(origin))) {
         for (const [k, v] of Object.entries(corsHeaders(origin))) res.headers.set(k, v);
       }
       return res;
@@ -91,6 +98,11 @@ export async function serveHttp(host: ToolHost, opts: HttpServeOptions): Promise
   process.on("SIGINT", exit);
   process.on("SIGHUP", exit);
 
+  // A page can only have one of these origins if this server served it, and it serves no
+  // pages: they are no DNS-rebinding vector (the conformance suite's "valid localhost" case).
+  if (isLoopback(opts.hostname)) {
+    for (const name of ["127.0.0.1", "localhost", "[::1]"]) allowedOrigins.add(`http://${name}:${server.port}`);
+  }
   const hostPart = server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname;
   opts.onListening(`http://${hostPart}:${server.port}${MCP_PATH}`);
   return new Promise<never>(() => {});
