@@ -65,7 +65,7 @@ function spawnSandboxed(spec: SpawnSpec, argv: string[], stdio: StdioOptions, cw
   const pinFd = cwd.fd ?? openSync("/dev/null", "r");
   try {
     const pin = cwd.fd !== null ? { fd: 3, shell: spec.argv === undefined } : undefined;
-    const wrapped = spec.sandbox!.wrap(argv, spec.cwd, spec.env, { pin, infoFd: 4 });
+    const wrapped = spec.sandbox!.wrap(argv, spec.cwd, spec.env, { pin, infoFd: 4, tty: spec.tty !== undefined });
     // The Landlock launcher execs the command itself: its exit status and group are the usual ones.
     if (spec.sandbox!.level === "landlock") {
       return Bun.spawn(wrapped.argv, { ...withFds(stdio, [pinFd]), cwd: cwd.path, env: wrapped.env, detached: true } as never);

@@ -124,14 +124,36 @@ export function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string;
   return found;
 }
 
+/** coreutils `env` if it can set signal handling (8.31+), for terminal commands; else null. */
+let signalEnv: string | null | undefined;
+function envWithSignalFlags(): string | null {
+  if (signalEnv !== undefined) return signalEnv;
+  const env = Bun.which("env");
+  signalEnv = env && Bun.spawnSync([env, "--ignore-signal=INT", "--default-signal=INT", "true"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0 ? env : null;
+  return signalEnv;
+}
+
+/**
+ * On a terminal, Ctrl-C and Ctrl-\ signal the terminal's foreground process group, which
+ * bwrap (the session leader) and its namespace init share with the command: bwrap's monitor
+ * died of SIGINT and the task was reported killed, whatever the command did with it. bwrap
+ * starts with SIGINT and SIGQUIT ignored (inherited by its init); the command gets the
+ * default handling back, so it sees Ctrl-C exactly as it would outside the sandbox.
+ */
+function terminalSignalWrappers(tty: boolean | undefined): { outer: string[]; inner: string[] } {
+  const env = tty ? envWithSignalFlags() : null;
+  return env ? { outer: [env, "--ignore-signal=INT,QUIT"], inner: [env, "--default-signal=INT,QUIT", "--"] } : { outer: [], inner: [] };
+}
+
 /** argv (and env) that run `argv` under bwrap with `policy`, starting in `cwd` (already validated). */
 export function bwrapCommand(
   bwrap: string,
   policy: SandboxPolicy,
   argv: string[],
-  opts: { cwd: string; stateRoot: string; env: Record<string, string>; pin?: { fd: number; shell: boolean }; infoFd?: number },
+  opts: { cwd: string; stateRoot: string; env: Record<string, string>; pin?: { fd: number; shell: boolean }; infoFd?: number; tty?: boolean },
 ): { argv: string[]; env: Record<string, string> } {
-  const args = [bwrap, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
+  const signals = terminalSignalWrappers(opts.tty);
+  const args = [...signals.outer, bwrap, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
   if (!policy.network) args.push("--unshare-net"); // a fresh namespace whose only interface is its own loopback
   for (const root of policy.writableRoots) args.push("--bind", root, root);
   for (const p of policy.readOnlyUnderWritable) args.push("--ro-bind", p, p);
@@ -152,6 +174,6 @@ export function bwrapCommand(
       if (opts.env.BASH_ENV !== undefined) env.__AGENT_SHELL_BASH_ENV = opts.env.BASH_ENV;
     }
   }
-  args.push("--chdir", opts.cwd, "--", ...argv);
+  args.push("--chdir", opts.cwd, "--", ...signals.inner, ...argv);
   return { argv: args, env };
 }

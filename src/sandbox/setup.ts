@@ -17,13 +17,14 @@ export interface SandboxRun {
   /**
    * Wraps the command's argv; `cwd` is the validated working directory, `pin` the child's
    * fd number of that directory held open (the sandbox re-checks the command starts there),
-   * `infoFd` where bwrap writes its pid-namespace init's host pid.
+   * `infoFd` where bwrap writes its pid-namespace init's host pid; `tty` that the command
+   * runs on a terminal (its Ctrl-C must reach the command alone).
    */
   wrap(
     argv: string[],
     cwd: string,
     env: Record<string, string>,
-    fds?: { pin?: { fd: number; shell: boolean }; infoFd?: number },
+    fds?: { pin?: { fd: number; shell: boolean }; infoFd?: number; tty?: boolean },
   ): { argv: string[]; env: Record<string, string> };
   /**
    * namespaces level: wraps a launcher that learns its command later, so the sandbox can be
