@@ -38,7 +38,8 @@ let arm64Binary: string;
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("AGENT_SHELL_")) env[k] = v;
-  return { ...env, AGENT_SHELL_STATE_DIR: join(work, "state"), ...extra };
+  // npm's cache too: nothing of the test stays in ~/.npm.
+  return { ...env, AGENT_SHELL_STATE_DIR: join(work, "state"), npm_config_cache: join(work, "npm-cache"), ...extra };
 }
 
 async function run(argv: string[], env = cleanEnv()) {
@@ -188,6 +189,21 @@ describe("npm install of the x64 and main tarballs", () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain(`npm install agent-shell-linux-x64@${V}`);
+  });
+});
+
+describe("the ways people install MCP servers, from the tarballs", () => {
+  test("npm install -g puts agent-shell on the prefix's PATH", async () => {
+    const global = join(work, "global");
+    const install = await run(["npm", "install", "-g", "--prefix", global, "--offline", "--no-audit", "--no-fund", "--loglevel=error", TARBALL.x64, TARBALL.main]);
+    expect(install.code).toBe(0);
+    const r = await run(["agent-shell", "run", "--", "sh", "-c", "echo global; exit 2"], cleanEnv({ PATH: `${join(global, "bin")}:${process.env.PATH}` }));
+    expect(r).toMatchObject({ code: 2, stdout: "global\n" });
+  });
+
+  test("npx runs it (npm exec with the packages)", async () => {
+    const r = await run(["npm", "exec", "--yes", "--offline", `--package=${TARBALL.main}`, `--package=${TARBALL.x64}`, "--", "agent-shell", "--version"]);
+    expect(r).toMatchObject({ code: 0, stdout: `agent-shell ${V}\n` });
   });
 });
 
