@@ -1,25 +1,9 @@
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { ToolHost } from "../host/tool-host.ts";
 import { normalizeOrigin } from "../mcp/http/access.ts";
 import { isLoopback, serveHttp } from "../mcp/http/serve.ts";
 import { UsageError } from "./usage.ts";
-import type { OptionSpecs } from "./verb-args.ts";
-
-/** The flags only `mcp --http` takes. */
-export const HTTP_FLAGS = {
-  http: { type: "string" },
-  "token-file": { type: "string" },
-  "allow-origin": { type: "string", multiple: true },
-  "session-timeout": { type: "string" },
-} as const satisfies OptionSpecs;
-
-export interface HttpFlags {
-  http?: string;
-  "token-file"?: string;
-  "allow-origin"?: string[];
-  "session-timeout"?: string;
-}
+import type { HttpFlags } from "./http-flags.ts";
 
 const DEFAULT_SESSION_TIMEOUT_S = 1800;
 
@@ -55,7 +39,7 @@ export async function serveHttpCommand(host: ToolHost, flags: HttpFlags): Promis
   const timeout = Number(flags["session-timeout"] ?? DEFAULT_SESSION_TIMEOUT_S);
   if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError(`--session-timeout must be a number of seconds > 0, got '${flags["session-timeout"]}'`);
   const fromFile = flags["token-file"] !== undefined;
-  const token = fromFile ? readToken(flags["token-file"]!) : randomBytes(32).toString("base64url");
+  const token = fromFile ? readToken(flags["token-file"]!) : Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
   const allowedOrigins = new Set((flags["allow-origin"] ?? []).map(normalizeOrigin));
   return serveHttp(host, {
     hostname,

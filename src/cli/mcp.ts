@@ -3,7 +3,8 @@ import { serveStdio } from "../mcp/server.ts";
 import { hostOptions, parseHostFlags } from "./host-options.ts";
 import { UsageError } from "./usage.ts";
 import { MCP_HELP } from "./host-help.ts";
-import { HTTP_FLAGS, type HttpFlags } from "./http-mcp.ts";
+// Only the flag table: the HTTP server itself loads when --http is given.
+import { HTTP_FLAGS, type HttpFlags } from "./http-flags.ts";
 
 /** `agent-shell mcp`: serve the tools on stdio until stdin closes, or over HTTP with `--http`. */
 export async function mcpCommand(argv: string[]): Promise<number> {
