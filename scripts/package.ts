@@ -6,7 +6,8 @@
  *   agent-shell-linux-x64-VERSION.tgz    os/cpu set, the compiled binary in bin/agent-shell
  *   agent-shell-linux-arm64-VERSION.tgz
  * npm installs only the platform package whose os/cpu match; no install script runs or
- * downloads anything. The staged package folders stay in dist/npm/stage/ for inspection.
+ * downloads anything. The staged folders (dist/npm/stage/) are removed once packed:
+ * `tar -xzf` a tarball to look inside.
  */
 import { $ } from "bun";
 import { chmodSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -81,3 +82,4 @@ for (const dir of dirs) {
   const name = `${dir.slice(STAGE.length + 1)}-${pkg.version}.tgz`;
   console.error(`packed dist/npm/${name} (${(Bun.file(join(OUT, name)).size / 1e6).toFixed(1)} MB)`);
 }
+rmSync(STAGE, { recursive: true, force: true }); // two ~110 MB binaries, already in the tarballs
