@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system programs agent-shell and its test suite drive for real (bwrap for the
-# sandbox, sshd, python3, tmux, ps, curl)
+# sandbox, sshd, python3, tmux, ps, curl; qemu-user and the arm64 C library to run the
+# cross-built linux-arm64 binary of the npm package)
 # when they are missing. Debian/Ubuntu with apt; needs root (or passwordless sudo).
 set -euo pipefail
 need=()
@@ -12,6 +13,8 @@ command -v ps >/dev/null 2>&1 || need+=(procps)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v less >/dev/null 2>&1 || need+=(less)
+command -v qemu-aarch64-static >/dev/null 2>&1 || need+=(qemu-user-static)
+[ -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ] || need+=(libc6-arm64-cross)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing test dependencies: ${need[*]}" >&2
 sudo=""

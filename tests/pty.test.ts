@@ -183,6 +183,43 @@ describe("tty: interactive programs with write_stdin", () => {
     expect(end).toMatchObject({ status: "completed", exit_code: 7 });
   }, 60_000);
 
+  test("ctrl-c (\\u0003) to a sandboxed program that handles SIGINT and exits 0 reports exit_code 0", async () => {
+    const r = await startTty(
+      `python3 -c 'import signal, sys, time
+signal.signal(signal.SIGINT, lambda *a: (print("cleaned up", flush=True), sys.exit(0)))
+print("ready", flush=True)
+time.sleep(60)'`,
+    );
+    expect(r).toMatchObject({ status: "running" });
+    expect((await s.call("task_output", { task_id: r.task_id })).sandbox).toBe("workspace-write");
+    await readUntil(r.task_id, /ready/);
+    await s.call("write_stdin", { task_id: r.task_id, chars: "\u0003", yield_ms: 200 });
+    const end = await s.call("task_output", { task_id: r.task_id, wait: true, timeout: 10 });
+    expect(end).toMatchObject({ status: "completed", exit_code: 0 });
+    expect(end.signal).toBeUndefined();
+    expect(end.stdout).toContain("cleaned up");
+  }, 60_000);
+
+  test("ctrl-c to a sandboxed shell script with an INT trap runs the trap and keeps its exit code", async () => {
+    const r = await startTty(`trap 'echo trapped; exit 3' INT; echo ready; while :; do sleep 0.05; done`);
+    await readUntil(r.task_id, /ready/);
+    await s.call("write_stdin", { task_id: r.task_id, keys: ["ctrl-c"], yield_ms: 200 });
+    const end = await s.call("task_output", { task_id: r.task_id, wait: true, timeout: 10 });
+    expect(end).toMatchObject({ status: "completed", exit_code: 3 });
+    expect(end.stdout).toContain("trapped");
+  }, 60_000);
+
+  test("ctrl-c to a sandboxed program with no handler still ends it as killed by SIGINT", async () => {
+    const marker = uniqueSleep();
+    const r = await startTty(`echo ready; sleep ${marker}`);
+    await readUntil(r.task_id, /ready/);
+    for (let i = 0; i < 100 && processesMatching(`sleep ${marker}`).length === 0; i++) await Bun.sleep(20);
+    await s.call("write_stdin", { task_id: r.task_id, keys: ["ctrl-c"], yield_ms: 200 });
+    const end = await s.call("task_output", { task_id: r.task_id, wait: true, timeout: 10 });
+    expect(end).toMatchObject({ status: "completed", signal: "SIGINT" });
+    expect(await waitNoProcess(`sleep ${marker}`)).toEqual([]);
+  }, 60_000);
+
   test("stdin text on a tty is typed, then EOF (Ctrl-D) ends cat", async () => {
     const r = await s.call("bash", { command: "cat", tty: true, stdin: "abc\n", timeout_seconds: 20 });
     expect(r.exit_code).toBe(0);

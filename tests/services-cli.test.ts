@@ -114,12 +114,16 @@ describe("ps", () => {
     expect(row(bad)).toContain("failed");
     expect(row(ok)).toBeUndefined(); // a success is not shown by default
     expect(row(busy)).toMatch(/running\s+\d+\s+\d+\.\d%\s+[\d.]+[KMG]/);
-    const json = JSON.parse((await sb.run(["ps", "--json"])).stdout).tasks.find((t: { task_id: string }) => t.task_id === busy);
+    const listed = JSON.parse((await sb.run(["ps", "--json"])).stdout).tasks as Array<Record<string, any>>;
+    expect(listed.find((t) => t.task_id === bad)).toMatchObject({ status: "failed", exit_code: 5 }); // SPEC §13, in --json too
+    const json = listed.find((t) => t.task_id === busy)!;
     expect(json.memory_bytes).toBeGreaterThan(1024 * 1024); // bash + two sleeps
     expect(typeof json.cpu_percent).toBe("number");
     expect(json.uptime_ms).toBeGreaterThanOrEqual(0);
     const all = await sb.run(["ps", "--all"]);
     expect(all.stdout).toContain(`${ok} `);
+    const allJson = JSON.parse((await sb.run(["ps", "--all", "--json"])).stdout).tasks as Array<{ task_id: string; status: string }>;
+    expect(allJson.find((t) => t.task_id === ok)?.status).toBe("completed");
     await sb.run(["kill", busy]);
   });
 });

@@ -10,19 +10,27 @@ const SERVER_FLAGS = `  --cwd DIR            the tools' working directory (defau
 `;
 
 export const MCP_HELP = `Usage: agent-shell mcp [options]
+       agent-shell mcp --http [HOST:]PORT [--token-file FILE] [--allow-origin ORIGIN]... [options]
 
 Serve the tools (bash, task, task_output, kill_shell, task_list, write_stdin) over MCP
-on stdio until stdin closes; every task it started is then terminated.
+on stdio until stdin closes; every task it started is then terminated. With --http, serve
+the Streamable HTTP transport at http://HOST:PORT/mcp until SIGTERM/SIGINT instead.
 
 Options:
 ${SERVER_FLAGS}  --persist            a registry that survives restarts (tasks, logs, ids)
   --shared             be the per-user daemon on stdio: sessions (and one-process-per-call
                        clients) share one registry; --cwd/--allow apply to this connection only
+  --http [HOST:]PORT   Streamable HTTP on HOST (default 127.0.0.1; port 0 picks one); every
+                       request needs 'Authorization: Bearer TOKEN'; sessions share the registry
+  --token-file FILE    the token (first line); without it a random one is printed on stderr
+  --allow-origin O     a browser origin allowed to call (repeatable); other Origins get 403
+  --session-timeout S  close a session idle this long, ending its foreground work (default: 1800)
 
 Examples:
   agent-shell mcp --allow ../shared-lib
   agent-shell mcp --shared
   claude mcp add shell -- agent-shell mcp
+  agent-shell mcp --http 8080 --token-file ~/.config/agent-shell/token
 `;
 
 export const CONFIG_HELP = `Usage: agent-shell config show [options] [--json]

@@ -35,9 +35,9 @@ export interface HostFlags {
   help?: boolean;
 }
 
-/** The host flags of `verb` and its positionals (words after `--` included). */
-export function parseHostFlags(verb: string, argv: string[]): { values: HostFlags; positionals: string[] } {
-  const { values, positionals, command } = parseVerbArgs(verb, argv, HOST_FLAGS);
+/** The host flags of `verb` (and its own `extra` ones) and its positionals (words after `--` included). */
+export function parseHostFlags(verb: string, argv: string[], extra: OptionSpecs = {}): { values: HostFlags; positionals: string[] } {
+  const { values, positionals, command } = parseVerbArgs(verb, argv, { ...HOST_FLAGS, ...extra });
   return { values: values as HostFlags, positionals: [...positionals, ...command] };
 }
 

@@ -49,6 +49,11 @@ function failed(t: Entry): boolean {
   return t.status === "lost" || t.status === "killed" || (t.exit_code !== undefined && t.exit_code !== 0);
 }
 
+/** The registry's status, except that a task that exited non-zero is `failed` (SPEC §13). */
+function exitStatus(t: Entry): string {
+  return t.status === "completed" && t.exit_code !== undefined && t.exit_code !== 0 ? "failed" : t.status;
+}
+
 /** `agent-shell ps`: the daemon's tasks as a table (or JSON), with CPU and memory of each group. */
 export async function psCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseVerbArgs("ps", argv, { ...COMMON_OPTIONS, all: { type: "boolean", short: "a" }, json: { type: "boolean" } });
@@ -73,14 +78,14 @@ export async function psCommand(argv: string[]): Promise<number> {
       }
     }
     if (values.json) {
-      printJson({ tasks });
+      printJson({ tasks: tasks.map((t) => ({ ...t, status: exitStatus(t) })) });
       return 0;
     }
     const colour = colourEnabled(process.stdout);
     const rows = tasks.map((t): Cell[] => {
       const exit = t.signal ?? (t.exit_code !== undefined ? String(t.exit_code) : "-");
       const bad = failed(t);
-      const status = t.restart_pending ? "restarting" : t.status === "completed" && bad ? "failed" : t.status;
+      const status = t.restart_pending ? "restarting" : exitStatus(t);
       return [
         { text: t.task_id },
         { text: t.name ?? "-" },

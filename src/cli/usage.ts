@@ -6,7 +6,8 @@ export const HELP = `agent-shell — a safe, fast shell for coding agents
 Usage:
   agent-shell mcp [--cwd DIR] [--allow DIR]... [--timeout S] [--config FILE]
                   [--agent-command CMD] [--state-dir DIR] [--persist|--shared] [--sandbox MODE]
-        Serve the tools over MCP on stdio (--persist: a registry that survives restarts).
+        Serve the tools over MCP on stdio (--persist: a registry that survives restarts),
+        or over Streamable HTTP with --http [HOST:]PORT [--token-file FILE] (see mcp --help).
   agent-shell call TOOL [JSON|-] [--yes] [same flags as mcp]
         One tool call; prints the result JSON. Exit 0, 1 if the result is an error,
         2 on usage errors.

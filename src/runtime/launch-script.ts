@@ -1,4 +1,4 @@
-import { CWD_REPLACED_MESSAGE } from "../sandbox/bwrap.ts";
+import { commandSignalReset, CWD_REPLACED_MESSAGE } from "../sandbox/bwrap.ts";
 import { launcherEnv } from "./env.ts";
 import type { SpawnSpec } from "./types.ts";
 
@@ -38,7 +38,9 @@ export function launchScript(spec: SpawnSpec, started: Record<string, string>): 
     `cd -P -- ${quote(spec.cwd)} 2>/dev/null && [ "$PWD" = ${quote(spec.cwd)} ] || { printf '%s\\n' ${quote(CWD_REPLACED_MESSAGE)} >&2; exit 126; }`,
   ];
   if (spec.stdin === null && !spec.tty) lines.push("exec 0</dev/null");
-  const command = spec.argv ? spec.argv.map(quote).join(" ") : `bash -c ${quote(spec.command)}`;
+  // A terminal command inside bwrap gets Ctrl-C's default handling back (bwrap.ts commandSignalReset).
+  const reset = spec.tty && spec.sandbox?.level === "namespaces" ? commandSignalReset().map(quote).join(" ") + " " : "";
+  const command = reset + (spec.argv ? spec.argv.map(quote).join(" ") : `bash -c ${quote(spec.command)}`);
   const names = Object.keys(spec.env);
   if (!names.every((name) => EXPORTABLE.test(name))) {
     lines.push(`exec env -i ${Object.entries(spec.env).map(([k, v]) => quote(`${k}=${v}`)).join(" ")} ${command}`);

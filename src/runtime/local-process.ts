@@ -90,7 +90,7 @@ function startInsideBwrap(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess 
   const [scriptR, scriptW] = createPipe();
   let proc: Bun.Subprocess;
   try {
-    proc = spawnBwrap(spec.sandbox!.wrap(LAUNCHER, { cwd: spec.cwd, info: true }), spec.sandbox!, stdio, scriptR, true);
+    proc = spawnBwrap(spec.sandbox!.wrap(LAUNCHER, { cwd: spec.cwd, info: true, tty: spec.tty !== undefined }), spec.sandbox!, stdio, scriptR, true);
   } catch (e) {
     closeSync(scriptW);
     throw e;

@@ -101,6 +101,34 @@ export function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string;
   return found;
 }
 
+/** coreutils `env` if it can set signal handling (8.31+), for terminal commands; else null. */
+let signalEnv: string | null | undefined;
+function envWithSignalFlags(): string | null {
+  if (signalEnv !== undefined) return signalEnv;
+  const env = Bun.which("env");
+  signalEnv = env && Bun.spawnSync([env, "--ignore-signal=INT", "--default-signal=INT", "true"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0 ? env : null;
+  return signalEnv;
+}
+
+/**
+ * On a terminal, Ctrl-C and Ctrl-\ signal the terminal's foreground process group, which
+ * bwrap (the session leader) and its namespace init share with the command: bwrap's monitor
+ * died of SIGINT and the task was reported killed, whatever the command did with it. So bwrap
+ * starts with SIGINT and SIGQUIT ignored (inherited by its init and the launcher), and the
+ * command gets the default handling back (commandSignalReset), so it sees Ctrl-C exactly as
+ * it would outside the sandbox. null where `env` cannot do it (the old behaviour stays).
+ */
+function terminalSignalEnv(): string[] | null {
+  const env = envWithSignalFlags();
+  return env ? [env, "--ignore-signal=INT,QUIT"] : null;
+}
+
+/** What a terminal command is exec'd through inside, to undo terminalSignalEnv for it alone. */
+export function commandSignalReset(): string[] {
+  const env = envWithSignalFlags();
+  return env ? [env, "--default-signal=INT,QUIT", "--"] : [];
+}
+
 /**
  * argv (and env) that run `launcher` under bwrap with `policy`. The launcher starts in `/`
  * with the launcher environment (runtime/launch-script.ts): the command's working directory
@@ -112,9 +140,11 @@ export function bwrapCommand(
   bwrap: string,
   policy: SandboxPolicy,
   launcher: string[],
-  opts: { cwd: string; stateRoot: string; env: Record<string, string>; infoFd?: number; seccompFd: number },
+  opts: { cwd: string; stateRoot: string; env: Record<string, string>; infoFd?: number; seccompFd: number; tty?: boolean },
 ): { argv: string[]; env: Record<string, string> } {
-  const args = [bwrap, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
+  // On a terminal, bwrap and its init ignore Ctrl-C and Ctrl-\ (the launcher script gives the command the default back).
+  const outer = opts.tty ? (terminalSignalEnv() ?? []) : [];
+  const args = [...outer, bwrap, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
   for (const [node, path] of ownDeviceNodes(opts.stateRoot)) args.push("--dev-bind", node, path);
   if (!policy.network) args.push("--unshare-net"); // a fresh namespace whose only interface is its own loopback
   for (const root of policy.writableRoots) args.push("--bind", root, root);

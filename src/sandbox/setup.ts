@@ -24,7 +24,7 @@ export interface SandboxRun {
    * command's environment from fd 4 (landlock/exec.ts).
    * Either way the returned environment is the launcher environment, never the command's.
    */
-  wrap(argv: string[], opts: { cwd: string; info: boolean }): { argv: string[]; env: Record<string, string> };
+  wrap(argv: string[], opts: { cwd: string; info: boolean; tty?: boolean }): { argv: string[]; env: Record<string, string> };
 }
 
 /** The fds a bwrap command line reads (see SandboxRun.wrap). */
@@ -171,7 +171,7 @@ export class Sandbox {
         policy,
         level: "namespaces",
         wrap: (launcher, opts) =>
-          bwrapCommand(bwrap, policy, launcher, { cwd: opts.cwd, stateRoot, env: launcherStartEnv(), seccompFd: SECCOMP_FD, ...(opts.info ? { infoFd: INFO_FD } : {}) }),
+          bwrapCommand(bwrap, policy, launcher, { cwd: opts.cwd, stateRoot, env: launcherStartEnv(), seccompFd: SECCOMP_FD, tty: opts.tty, ...(opts.info ? { infoFd: INFO_FD } : {}) }),
       };
     }
     return { policy, level: "landlock", wrap: (argv) => ({ argv: landlockCommand(policy, argv), env: launcherEnv() }) };

@@ -35,6 +35,8 @@ export interface StartOptions {
   capabilities?: ClientCapabilities;
   /** Runs before connecting: e.g. a request handler playing the person. */
   setup?: (client: Client) => void;
+  /** What to run instead of the binary (e.g. the npm launcher, or qemu and a binary): argv before `mcp`. */
+  command?: string[];
 }
 
 /** Starts `dist/agent-shell mcp` in a fresh temp cwd and connects the official SDK client. */
@@ -46,9 +48,10 @@ export async function startServer(opts: StartOptions = {}): Promise<McpSession> 
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   Object.assign(env, opts.env);
+  const [command, ...prefix] = opts.command ?? [BINARY];
   const transport = new StdioClientTransport({
-    command: BINARY,
-    args: ["mcp", "--state-dir", stateDir, ...(opts.args ?? [])],
+    command: command!,
+    args: [...prefix, "mcp", "--state-dir", stateDir, ...(opts.args ?? [])],
     cwd,
     env,
     stderr: "pipe",
