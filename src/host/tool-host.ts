@@ -9,6 +9,10 @@ import { CodedError, type ErrorResult, invalidArgument, type ToolResult } from "
 import { within } from "../first-of.ts";
 import { LocalRuntime } from "../runtime/local.ts";
 import { SshHosts } from "../runtime/ssh/runtime.ts";
+import type { SshTarget } from "../runtime/ssh/connection.ts";
+import { usesFarAgent } from "../runtime/far/way-in.ts";
+import { FarHosts } from "./far/far-hosts.ts";
+import { splitId } from "./far/task-ids.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
 import { closeWarmLaunchers } from "../runtime/warm-launcher.ts";
 import type { SandboxMode } from "../sandbox/policy.ts";
@@ -80,6 +84,8 @@ export class ToolHost {
   readonly sandbox: Sandbox;
   private readonly owner: OwnerFolder;
   private readonly sshHosts: SshHosts;
+  /** Hosts reached through agent-shell on the far side (SPEC §16): their calls are forwarded there. */
+  readonly farHosts: FarHosts;
   private readonly base: Omit<ToolContext, "signal" | "progress">;
   private readonly shutdown = new AbortController();
   private readonly byName = new Map<string, ToolDefinition>(TOOLS.map((t) => [t.name, t]));
@@ -98,7 +104,9 @@ export class ToolHost {
     watchdog(); // up before the first child, so no spawn is ever unwatched
     this.owner = OwnerFolder.open(stateRoot, options.persist === true);
     this.registry = new Registry({ taskTtlMs: config.task_ttl_seconds * 1000, maxFinishedTasks: config.max_finished_tasks, owner: this.owner });
-    this.sshHosts = new SshHosts(config.hosts, config.kill_grace_seconds);
+    const sshOnly = Object.entries(config.hosts).filter(([, h]) => !usesFarAgent(h));
+    this.sshHosts = new SshHosts(Object.fromEntries(sshOnly) as Record<string, SshTarget>, config.kill_grace_seconds);
+    this.farHosts = new FarHosts(config.hosts, config.kill_grace_seconds);
     const streams = { bufferBytes: config.background_buffer_bytes, maxLogBytes: config.max_log_bytes, killGraceMs: config.kill_grace_seconds * 1000 };
     if (options.persist) recoverTasks(this.owner, this.registry, streams, (host) => this.sshHosts.runtime(host));
     const launcher = new Launcher(this.registry, this.owner, {
@@ -148,6 +156,11 @@ export class ToolHost {
     const parsed = tool.schema.safeParse(args ?? {});
     if (!parsed.success) throw fromZodError(name, parsed.error, args);
     const signal = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
+    const raw = (args ?? {}) as Record<string, unknown>;
+    const host = (parsed.data as { host?: unknown }).host;
+    if (typeof host === "string" && !Object.hasOwn(this.config.hosts, host)) throw this.unknownHost(name, host);
+    const far = this.farHosts.route(name, raw);
+    if (far) return this.farHosts.forward(far, { signal, progress: options.progress });
     const scope = options.scope;
     if (scope && scope.allowedRoots.length === 0 && RUNS_COMMANDS.has(name) && (parsed.data as { host?: string }).host === undefined) {
       throw new CodedError(
@@ -157,7 +170,15 @@ export class ToolHost {
       );
     }
     const where = scope ? { cwd: scope.cwd, allowedRoots: scope.allowedRoots, sandboxMode: scope.sandbox ?? this.sandbox.mode } : {};
-    return tool.run(parsed.data, { ...this.base, ...where, signal, progress: options.progress, onTask: options.onTask, confirmations: options.confirmations ?? this.base.confirmations });
+    const ctx = { ...this.base, ...where, signal, progress: options.progress, onTask: options.onTask, confirmations: options.confirmations ?? this.base.confirmations };
+    if (name === "task_list" && host === undefined) return this.withFarTasks(tool.run(parsed.data, ctx), raw, signal);
+    return tool.run(parsed.data, ctx);
+  }
+
+  /** task_list without `host`: the local tasks, then those of every far host this process has used. */
+  private async withFarTasks(local: Promise<ToolResult>, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
+    const [here, far] = await Promise.all([local, this.farHosts.usedHostsTasks(args, { signal })]);
+    return far.length ? { ...here, tasks: [...(here.tasks as ToolResult[]), ...far] } : here;
   }
 
   /**
@@ -219,7 +240,8 @@ export class ToolHost {
 
   /** Notices about tasks (output watches) for whoever relays them, e.g. as MCP log messages. */
   onNotice(listener: (data: Record<string, unknown>) => void): () => void {
-    return this.registry.onNotice(listener);
+    const offs = [this.registry.onNotice(listener), this.farHosts.onNotice(listener)];
+    return () => offs.forEach((off) => off());
   }
 
   hasRunningTasks(): boolean {
@@ -228,6 +250,8 @@ export class ToolHost {
 
   /** Resolves once a task has output past the offsets, or has ended, or after `timeoutMs`. */
   async awaitOutput(taskId: string, offsets: { stdout: number; stderr: number }, timeoutMs: number, signal: AbortSignal): Promise<OutputPosition> {
+    const far = splitId(taskId, this.farHosts.isFar);
+    if (far) return this.farHosts.awaitOutput(far.host, far.id, offsets, timeoutMs, signal);
     const task = this.registry.resolve(taskId);
     if (!task) return { found: false, running: false, stdout_total: 0, stderr_total: 0 };
     const news = await awaitOutputNews(task, offsets, timeoutMs, signal);
@@ -248,12 +272,17 @@ export class ToolHost {
   private remoteRuntime(host: string): Runtime {
     const runtime = this.sshHosts.runtime(host);
     if (runtime) return runtime;
-    const known = this.sshHosts.names;
-    throw invalidArgument(
-      "bash",
+    throw this.unknownHost("bash", host);
+  }
+
+  /** Hosts come only from the configuration: any other name is refused, listing the configured ones. */
+  private unknownHost(tool: string, host: string): CodedError {
+    const known = Object.keys(this.config.hosts).sort();
+    return invalidArgument(
+      tool,
       "host",
       `unknown host '${host}'. ` +
-        (known.length ? `Known hosts: ${known.join(", ")}` : "No hosts are configured (add a [hosts.NAME] table to the config file)"),
+        (known.length ? `Configured hosts: ${known.join(", ")}` : "No hosts are configured (add a [hosts.NAME] table to the config file)"),
       { host, known_hosts: known },
     );
   }
@@ -266,6 +295,7 @@ export class ToolHost {
       // Killed remote tasks still remove their remote files over the pool: let them.
       if (this.sshHosts.active) await within(Promise.all(this.registry.list().map((t) => t.ended)), REMOTE_CLEANUP_MS);
       await this.sshHosts.close();
+      this.farHosts.close();
       closeWarmLaunchers();
       this.owner.close();
       if (--openHosts === 0) watchdogClosedCleanly();

@@ -56,7 +56,7 @@ const schema = z
       .min(1)
       .optional()
       .describe(
-        "Name of a configured SSH host ([hosts.NAME] in the config) to run the command on; working_directory is then a path on that host (default there: the remote home) and the local allowed paths do not apply. (default: run locally)",
+        "Name of a configured host ([hosts.NAME]: SSH, container or exec) to run on; working_directory is then a path there (default: its home), local allowed paths do not apply, and its task ids read 'NAME:bg-N'. (default: run locally)",
       ),
     sandbox: sandboxParameter,
     ...serviceParameters,

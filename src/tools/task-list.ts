@@ -9,6 +9,11 @@ const schema = z
       .enum(["running", "finished", "all"])
       .default("all")
       .describe("Which tasks to list: 'running', 'finished' (completed, killed or lost) or 'all'. (default: 'all')"),
+    host: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Only the tasks of this configured host. (default: local tasks, plus those of far-side hosts used since the server started)"),
   })
   .strict();
 
@@ -52,7 +57,7 @@ export const taskListTool = defineTool({
   result: resultSchema,
   async run(args, ctx) {
     const which = args.status;
-    const shown = ctx.registry.list().filter((t) => which === "all" || (which === "running") === t.running);
+    const shown = ctx.registry.list().filter((t) => (which === "all" || (which === "running") === t.running) && (args.host === undefined || t.info.host === args.host));
     const tasks = shown.map(listEntry);
     ctx.registry.markFinalStatusRead(shown);
     return { tasks };
