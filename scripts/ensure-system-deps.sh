@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system programs agent-shell and its test suite drive for real (bwrap for the
-# sandbox, sshd, python3, tmux, ps, curl)
+# sandbox, sshd, python3, tmux, ps, curl, podman + runc for the far-side hosts)
 # when they are missing. Debian/Ubuntu with apt; needs root (or passwordless sudo).
 set -euo pipefail
 need=()
@@ -12,6 +12,9 @@ command -v ps >/dev/null 2>&1 || need+=(procps)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v less >/dev/null 2>&1 || need+=(less)
+# Far-side hosts (SPEC §16): a real container engine; Debian's podman runs here only with runc.
+command -v podman >/dev/null 2>&1 || need+=(podman)
+command -v runc >/dev/null 2>&1 || need+=(runc)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing test dependencies: ${need[*]}" >&2
 sudo=""

@@ -69,7 +69,8 @@ export class FarHosts {
   /** Runs the call on its far host; the result as a local one, plus `host` and near-side ids. */
   async forward(route: FarRoute, hooks: CallHooks): Promise<ToolResult> {
     const link = this.link(route.host);
-    const readOnly = route.tool === "task_list" || (route.tool === "task_output" && route.args.wait !== true);
+    // Reads may be asked again (not only_new: its cursor may have moved on an answer we lost).
+    const readOnly = route.tool === "task_list" || (route.tool === "task_output" && route.args.only_new !== true);
     try {
       return nearResult(route.host, await link.call(route.tool, route.args, hooks));
     } catch (e) {
