@@ -1,0 +1,110 @@
+/**
+ * Far-side hosts (SPEC §16): what a call costs on an open pipe into a real Podman container.
+ * In one run, interleaved in rounds so machine load hits all alike:
+ *  - foreground `true` on the container host through the near server (the pipe reused),
+ *  - `podman exec NAME true` (the engine's own exec: what every call would cost without a pipe),
+ *  - the same `true` call made inside the container to its own agent-shell (`mcp --shared`);
+ * then 100 sequential background starts on the container host vs the same 100 locally.
+ * Run after `bun run build.ts`: `bun run bench/far-hosts.ts` (needs podman and runc).
+ */
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { version } from "../package.json";
+import { podman, startContainer } from "../tests/helpers/container.ts";
+import { type McpSession, startServer } from "../tests/helpers/mcp.ts";
+import { machine, round, stats } from "./lib.ts";
+
+const ROUNDS = 5;
+const PIPE_CALLS = 40; // per round
+const EXEC_CALLS = 8; // per round
+const STARTS = 100;
+const START_ROUNDS = 3;
+
+const box = await startContainer("as-bench-far");
+const dir = realpathSync(mkdtempSync(join(tmpdir(), "as-bench-far-")));
+let near: McpSession | null = null;
+let local: McpSession | null = null;
+try {
+  const config = join(dir, "config.toml");
+  writeFileSync(config, `[hosts.box]\ncontainer = "${box.name}"\nengine = "podman"\n`);
+  near = await startServer({ args: ["--config", config] });
+  local = await startServer({});
+  const t0 = performance.now();
+  const first = await near.call("bash", { command: "true", host: "box" }); // copies agent-shell there, opens the pipe
+  const firstMs = performance.now() - t0;
+  if (first.exit_code !== 0) throw new Error(`first call failed: ${JSON.stringify(first)}`);
+  const farAgent = `/root/.cache/agent-shell/${version}/agent-shell`;
+
+  const pipe: number[] = [];
+  const exec: number[] = [];
+  const inside: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let i = 0; i < PIPE_CALLS; i++) {
+      const t = performance.now();
+      await near.call("bash", { command: "true", host: "box" });
+      pipe.push(performance.now() - t);
+    }
+    for (let i = 0; i < EXEC_CALLS; i++) {
+      const t = performance.now();
+      const x = await podman(["exec", box.name, "true"]);
+      exec.push(performance.now() - t);
+      if (x.code !== 0) throw new Error(x.stderr);
+    }
+    const probe = await podman(["exec", box.name, process.execPath, join(import.meta.dir, "far-local-probe.ts"), farAgent, String(PIPE_CALLS)]);
+    if (probe.code !== 0) throw new Error(`probe failed: ${probe.stderr}`);
+    inside.push(...(JSON.parse(probe.stdout) as { times: number[] }).times);
+  }
+
+  const starts = { far: [] as number[], local: [] as number[] };
+  for (let r = 0; r < START_ROUNDS; r++) {
+    for (const [kind, session, host] of [
+      ["far", near, { host: "box" }],
+      ["local", local, {}],
+    ] as const) {
+      const t = performance.now();
+      for (let i = 0; i < STARTS; i++) {
+        const s = await session.call("bash", { command: "true", run_in_background: true, ...host });
+        if (s.status !== "running") throw new Error(JSON.stringify(s));
+      }
+      starts[kind].push(performance.now() - t);
+    }
+  }
+
+  const p = stats(pipe);
+  const e = stats(exec);
+  const i = stats(inside);
+  const far100 = stats(starts.far).p50;
+  const local100 = stats(starts.local).p50;
+  const result = {
+    date: new Date().toISOString(),
+    machine: machine(),
+    first_call_ms: round(firstMs, 0),
+    pipe_true_ms: { p50: round(p.p50), p99: round(p.p99) },
+    podman_exec_true_ms: { p50: round(e.p50), p99: round(e.p99) },
+    inside_true_ms: { p50: round(i.p50), p99: round(i.p99) },
+    pipe_over_exec: round(p.p50 / e.p50, 3),
+    pipe_minus_inside_ms: round(p.p50 - i.p50),
+    starts_100_far_ms: round(far100, 0),
+    starts_100_local_ms: round(local100, 0),
+    starts_ratio: round(far100 / local100, 2),
+  };
+  console.log(JSON.stringify(result, null, 2));
+  console.log(
+    [
+      `| measure | median | p99 | goal |`,
+      `|---|---|---|---|`,
+      `| foreground \`true\` on the container host (open pipe) | ${round(p.p50, 1)} ms | ${round(p.p99, 1)} ms | ≤ 1/10 of podman exec: ${result.pipe_over_exec <= 0.1 ? "met" : "missed"} (${result.pipe_over_exec}) |`,
+      `| \`podman exec NAME true\` | ${round(e.p50, 1)} ms | ${round(e.p99, 1)} ms | |`,
+      `| the same call inside the container to its own agent-shell | ${round(i.p50, 1)} ms | ${round(i.p99, 1)} ms | pipe within 2 ms: ${result.pipe_minus_inside_ms <= 2 ? "met" : "missed"} (+${result.pipe_minus_inside_ms} ms) |`,
+      `| 100 background starts on the container host | ${round(far100, 0)} ms | | ≤ 2× local: ${result.starts_ratio <= 2 ? "met" : "missed"} (${result.starts_ratio}×) |`,
+      `| 100 background starts locally | ${round(local100, 0)} ms | | |`,
+      `| first call (copies agent-shell there, opens the pipe) | ${round(firstMs, 0)} ms | | |`,
+    ].join("\n"),
+  );
+} finally {
+  await near?.close();
+  await local?.close();
+  await box.remove();
+  rmSync(dir, { recursive: true, force: true });
+}
