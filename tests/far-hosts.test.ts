@@ -37,6 +37,11 @@ beforeAll(async () => {
       `exec = ["podman", "exec", "-i", "--workdir", "/tmp", "${box.name}"]`,
       `agent_path = "${copiedPath}"`,
       ``,
+      `[hosts.readonly]`,
+      `container = "${box.name}"`,
+      `agent_path = "${copiedPath}"`,
+      `sandbox = "read-only"`,
+      ``,
       `[hosts.gone]`,
       `container = "${missing}"`,
       ``,
@@ -57,7 +62,7 @@ afterAll(async () => {
 /** The near server's pipe processes to host "box" (`podman exec -i NAME sh -c …`). */
 function pipeProcesses(): number[] {
   return processes()
-    .filter((p) => p.ppid === near.pid && p.cmdline.startsWith(`podman exec -i ${box.name} sh -c`))
+    .filter((p) => p.ppid === near.pid && p.cmdline.startsWith(`podman exec -i ${box.name} sh -c`) && !p.cmdline.includes("read-only"))
     .map((p) => p.pid);
 }
 
@@ -92,8 +97,8 @@ describe("a container host", () => {
     const r = await near.call("bash", { command: "true", host: `podman:${box.name}` });
     expect(r.error_code).toBe("INVALID_ARGUMENT");
     expect(r.error).toContain(`unknown host 'podman:${box.name}'`);
-    expect(r.error).toContain("box, gone, piped");
-    expect(r.context.known_hosts).toEqual(["box", "gone", "piped"]);
+    expect(r.error).toContain("box, gone, piped, readonly");
+    expect(r.context.known_hosts).toEqual(["box", "gone", "piped", "readonly"]);
   });
 
   test("the far side's sandbox applies and is reported: a write to its /etc is denied (Landlock inside the container)", async () => {
@@ -102,6 +107,9 @@ describe("a container host", () => {
     expect(r).toMatchObject({ success: false, sandbox: "workspace-write", sandbox_level: "landlock", host: "box" });
     expect(r.stderr).toContain("Permission denied");
     expect((await box.exec(["test", "-e", file])).code).not.toBe(0);
+    // A host's declared mode applies to its connection: read-only denies even the far home.
+    const ro = await near.call("bash", { command: "touch ~/as-far-ro-probe", host: "readonly" });
+    expect(ro).toMatchObject({ success: false, sandbox: "read-only", sandbox_level: "landlock", host: "readonly" });
   }, 30_000);
 
   test("background tasks there: exact output and exit code; kill_shell leaves nothing running there; a tty task gets a terminal", async () => {
@@ -122,6 +130,10 @@ describe("a container host", () => {
 
     const tty = await near.call("bash", { command: "tty; [ -t 0 ] && echo on-a-terminal", host: "box", tty: true });
     expect(tty.stdout).toMatch(/^\/dev\/pts\/\d+\r?\non-a-terminal/);
+    const shell = await near.call("bash", { command: "read -r line; echo \"got:$line\"", host: "box", tty: true, run_in_background: true });
+    const typed = await near.call("write_stdin", { task_id: shell.task_id, chars: "hello", keys: ["enter"], yield_ms: 3000 });
+    expect(typed).toMatchObject({ task_id: shell.task_id, host: "box" });
+    expect(typed.output).toContain("got:hello");
   }, 60_000);
 
   test("SIGKILL of the pipe process while a far task runs: its output and exit code arrive after it ends; the next call reopens the pipe", async () => {
@@ -153,6 +165,25 @@ describe("a container host", () => {
     expect(onPipe).toBeLessThanOrEqual(engine / 3);
   }, 60_000);
 });
+
+test("a near-side restart loses nothing: a new server reads the far task's output and exit code by the same id", async () => {
+  const first = await startServer({ args: ["--config", configFile] });
+  let id: string;
+  try {
+    id = (await first.call("bash", { command: "sleep 0.5; echo kept; exit 6", host: "box", run_in_background: true })).task_id;
+  } finally {
+    await first.close();
+  }
+  const second = await startServer({ args: ["--config", configFile] });
+  try {
+    const r = await second.call("task_output", { task_id: id, wait: true, timeout: 30 });
+    expect(r).toMatchObject({ task_id: id, status: "completed", exit_code: 6, stdout: "kept\n", host: "box" });
+    const listed = await second.call("task_list", { host: "box" });
+    expect(listed.tasks.map((t: any) => t.task_id)).toContain(id);
+  } finally {
+    await second.close();
+  }
+}, 60_000);
 
 describe("agent-shell hosts check", () => {
   test("shows the far side's version, sandbox level and round trip; a missing container fails naming it", async () => {
