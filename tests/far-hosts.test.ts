@@ -166,6 +166,27 @@ describe("a container host", () => {
   }, 60_000);
 });
 
+test("task_output reads task_ids of several hosts in one call: until all, and until any (the other wait cut short)", async () => {
+  const here = await near.call("bash", { command: "sleep 0.3; echo here", run_in_background: true });
+  const there = await near.call("bash", { command: "sleep 0.5; echo there; exit 2", host: "box", run_in_background: true });
+  const all = await near.call("task_output", { task_ids: [there.task_id, here.task_id], wait: true, timeout: 30 });
+  expect(all.results.map((r: any) => [r.task_id, r.stdout, r.exit_code])).toEqual([
+    [there.task_id, "there\n", 2],
+    [here.task_id, "here\n", 0],
+  ]);
+  expect(all.finished.sort()).toEqual([here.task_id, there.task_id].sort());
+
+  const sleep = uniqueSleep();
+  const slow = await near.call("bash", { command: `sleep ${sleep}`, host: "box", run_in_background: true });
+  const quick = await near.call("bash", { command: "sleep 0.3", run_in_background: true });
+  const t0 = performance.now();
+  const any = await near.call("task_output", { task_ids: [slow.task_id, quick.task_id], wait: true, until: "any", timeout: 30 });
+  expect(performance.now() - t0).toBeLessThan(10_000);
+  expect(any.finished).toEqual([quick.task_id]);
+  expect(any.results.map((r: any) => r.status)).toEqual(["running", "completed"]);
+  await near.call("kill_shell", { task_id: slow.task_id });
+}, 60_000);
+
 test("a near-side restart loses nothing: a new server reads the far task's output and exit code by the same id", async () => {
   const first = await startServer({ args: ["--config", configFile] });
   let id: string;

@@ -13,6 +13,7 @@ import type { SshTarget } from "../runtime/ssh/connection.ts";
 import { usesFarAgent } from "../runtime/far/way-in.ts";
 import { FarHosts } from "./far/far-hosts.ts";
 import { splitId } from "./far/task-ids.ts";
+import { type GroupRead, readAcrossHosts } from "./far/across-hosts.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
 import { closeWarmLaunchers } from "../runtime/warm-launcher.ts";
 import type { SandboxMode } from "../sandbox/policy.ts";
@@ -160,6 +161,12 @@ export class ToolHost {
     const host = (parsed.data as { host?: unknown }).host;
     if (typeof host === "string" && !Object.hasOwn(this.config.hosts, host)) throw this.unknownHost(name, host);
     const far = this.farHosts.route(name, raw);
+    if (far && "groups" in far) {
+      // task_ids on several hosts: each host reads its own, combined here.
+      const read: GroupRead = (g, a, sig) =>
+        g.host ? this.farHosts.forward(this.farHosts.toFar(name, g.host, a), { signal: sig }) : this.run(name, a, { ...options, signal: sig });
+      return readAcrossHosts(far.groups, parsed.data as Record<string, unknown>, read, signal);
+    }
     if (far) return this.farHosts.forward(far, { signal, progress: options.progress });
     const scope = options.scope;
     if (scope && scope.allowedRoots.length === 0 && RUNS_COMMANDS.has(name) && (parsed.data as { host?: string }).host === undefined) {

@@ -1,10 +1,11 @@
 import type { HostConfig } from "../../config/schema.ts";
-import { CodedError, isErrorResult, type ToolResult } from "../../errors.ts";
+import { isErrorResult, type ToolResult } from "../../errors.ts";
 import { usesFarAgent } from "../../runtime/far/way-in.ts";
 import { SshConnection, type SshTarget } from "../../runtime/ssh/connection.ts";
 import { AWAIT_OUTPUT_METHOD, AwaitOutputResultSchema, type AwaitOutputResult } from "../../mcp/await-output.ts";
 import { type CallHooks, FarLink, PipeDroppedError } from "./far-link.ts";
 import { farArgs, nearId, nearResult, splitId } from "./task-ids.ts";
+import type { IdGroup } from "./across-hosts.ts";
 
 /** A call that runs on a far-side host: which host, and the arguments as the far side takes them. */
 export interface FarRoute {
@@ -44,25 +45,31 @@ export class FarHosts {
     return link;
   }
 
-  /** Which far host a call is for (null: it runs here). Task ids of several hosts in one call are refused. */
-  route(tool: string, args: Record<string, unknown>): FarRoute | null {
+  /**
+   * Which far host a call is for (null: it runs here). task_output's task_ids may name
+   * tasks of several hosts: then `groups` says which ids go where.
+   */
+  route(tool: string, args: Record<string, unknown>): FarRoute | { groups: IdGroup[] } | null {
     if ((tool === "bash" || tool === "task_list") && typeof args.host === "string" && this.isFar(args.host)) {
       const { host, ...rest } = args;
       return { host: host as string, tool, args: rest };
     }
     if (!BY_TASK_ID.has(tool)) return null;
     const ids = typeof args.task_id === "string" ? [args.task_id] : Array.isArray(args.task_ids) ? (args.task_ids as string[]) : [];
-    const split = ids.map((id) => splitId(id, this.isFar));
-    const hosts = new Set(split.map((s) => s?.host ?? null));
-    if (hosts.size > 1) {
-      throw new CodedError(
-        "INVALID_ARGUMENT",
-        `Invalid arguments for ${tool}: task_ids: these tasks are on different hosts (${[...hosts].map((h) => h ?? "local").join(", ")}); read each host's tasks in its own call`,
-        { task_ids: ids },
-      );
+    const groups: IdGroup[] = [];
+    for (const id of ids) {
+      const host = splitId(id, this.isFar)?.host ?? null;
+      const group = groups.find((g) => g.host === host) ?? groups[groups.push({ host, ids: [] }) - 1]!;
+      group.ids.push(id);
     }
-    const host = split[0]?.host;
+    if (groups.length > 1) return { groups };
+    const host = groups[0]?.host;
     if (!host) return null;
+    return this.toFar(tool, host, args);
+  }
+
+  /** The call as the far side takes it: its own task ids. */
+  toFar(tool: string, host: string, args: Record<string, unknown>): FarRoute {
     return { host, tool, args: farArgs(args, (id) => splitId(id, this.isFar)!.id) };
   }
 
