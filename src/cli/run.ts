@@ -90,9 +90,10 @@ export async function runCommand(argv: string[]): Promise<number> {
   const spinner = new Spinner(`running ${line}`);
   let streamed = false;
   try {
-    const result = await host.call(
+    const call = (extra: Record<string, unknown>) => host.call(
       "bash",
       {
+        ...extra,
         command: line,
         timeout_seconds: timeout ?? NO_LIMIT_SECONDS,
         ...(Object.keys(env).length ? { env } : {}),
@@ -108,6 +109,14 @@ export async function runCommand(argv: string[]): Promise<number> {
         },
       },
     );
+    let result = await call({});
+    // A far-side host asks for its own confirmation: ask here, then repeat the call confirmed.
+    if (result.needs_confirmation === true) {
+      if (!(await confirmOnTerminal(values.yes as boolean | undefined, interrupted.signal)(line))) {
+        return reportError("command cancelled: it needs confirmation (answer y at the prompt, or pass --yes when there is no terminal)", 1);
+      }
+      result = await call({ confirmed: true });
+    }
     spinner.stop();
     if (signalled) return signalled === "SIGINT" ? 130 : signalled === "SIGTERM" ? 143 : 129;
     if (result.error_code === "TIMEOUT") {
