@@ -33,7 +33,7 @@ describe("far-side task ids", () => {
 
 describe("the far launcher", () => {
   test("its status line says ready, missing (with uname) or another version", () => {
-    expect(parseStatus("agent-shell-far ready")).toEqual({ kind: "ready" });
+    expect(parseStatus("agent-shell-far ready /home/dev")).toEqual({ kind: "ready", home: "/home/dev" });
     expect(parseStatus("agent-shell-far missing /root/.cache/agent-shell/1.0/agent-shell Linux aarch64")).toEqual({
       kind: "missing",
       path: "/root/.cache/agent-shell/1.0/agent-shell",

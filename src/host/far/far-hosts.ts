@@ -74,12 +74,14 @@ export class FarHosts {
   }
 
   /** Runs the call on its far host; the result as a local one, plus `host` and near-side ids. */
-  async forward(route: FarRoute, hooks: CallHooks): Promise<ToolResult> {
-    const link = this.link(route.host);
+  async forward(given: FarRoute, hooks: CallHooks): Promise<ToolResult> {
+    const link = this.link(given.host);
+    await link.connect();
+    const route = { ...given, args: withFarHome(given.args, link.home) };
     // Reads may be asked again (not only_new: its cursor may have moved on an answer we lost).
     const readOnly = route.tool === "task_list" || (route.tool === "task_output" && route.args.only_new !== true);
     try {
-      return nearResult(route.host, await link.call(route.tool, route.args, hooks));
+      return explained(route.host, nearResult(route.host, await link.call(route.tool, route.args, hooks)));
     } catch (e) {
       // A read that met a dying pipe is simply asked again on a new one.
       if (!readOnly || !(e instanceof PipeDroppedError) || hooks.signal?.aborted) throw e;
@@ -125,4 +127,17 @@ export class FarHosts {
   close(): void {
     for (const link of this.links.values()) link.close();
   }
+}
+
+/** `~` and `~/…` in a working_directory mean the far side's home, as on an SSH host. */
+function withFarHome(args: Record<string, unknown>, home: string | null): Record<string, unknown> {
+  const wd = args.working_directory;
+  if (home === null || typeof wd !== "string" || (wd !== "~" && !wd.startsWith("~/"))) return args;
+  return { ...args, working_directory: home + wd.slice(1) };
+}
+
+/** A far side's advice names its own flags; on the near side the host's table is what to change. */
+function explained(host: string, result: ToolResult): ToolResult {
+  if (result.error_code !== "ACCESS_DENIED" || typeof result.error !== "string" || !result.error.includes("outside allowed paths")) return result;
+  return { ...result, error: `${result.error.replace(/; add it with --allow DIR or the allowed_paths config key$/, "")}; on host '${host}' add it to allowed_paths in [hosts.${host}]` };
 }

@@ -44,6 +44,8 @@ export class FarLink {
   /** Whether the pipe was ever open (its tasks may be listed). */
   used = false;
   info: FarInfo | null = null;
+  /** The far side's $HOME (what `~` means there), learnt when the pipe opens. */
+  home: string | null = null;
 
   constructor(
     readonly name: string,
@@ -72,7 +74,10 @@ export class FarLink {
     for (;;) {
       const transport = await this.launch();
       const status = parseStatus(await this.statusOf(transport));
-      if (status.kind === "ready") return this.speak(transport, copied);
+      if (status.kind === "ready") {
+        this.home = status.home || null;
+        return this.speak(transport, copied);
+      }
       transport.pipe.close();
       if (status.kind === "missing" && !copied) {
         const near = nearPlatform();

@@ -38,7 +38,7 @@ export function launchScript(o: LaunchOptions): string {
     `p=${agentPathExpr(o.version, o.agentPath)}`,
     `v=$("$p" --version 2>/dev/null) || v=`,
     `if [ "$v" = ${shq(want)} ]; then`,
-    `  echo '${STATUS_PREFIX}ready'`,
+    `  echo "${STATUS_PREFIX}ready $HOME"`,
     `  exec "$p" mcp --shared ${args.join(" ")}`,
     `fi`,
     `if [ -e "$p" ]; then echo "${STATUS_PREFIX}other $p \${v:-unknown}"; exit 0; fi`,
@@ -64,7 +64,7 @@ export function installScript(version: string, agentPath: string | undefined, sh
 
 /** What the launcher's status line says. */
 export type LaunchStatus =
-  | { kind: "ready" }
+  | { kind: "ready"; home: string }
   | { kind: "other"; path: string; version: string }
   | { kind: "missing"; path: string; os: string; arch: string }
   | { kind: "unknown"; line: string };
@@ -72,7 +72,7 @@ export type LaunchStatus =
 export function parseStatus(line: string): LaunchStatus {
   if (!line.startsWith(STATUS_PREFIX)) return { kind: "unknown", line };
   const words = line.slice(STATUS_PREFIX.length).trim().split(" ");
-  if (words[0] === "ready") return { kind: "ready" };
+  if (words[0] === "ready") return { kind: "ready", home: words.slice(1).join(" ") };
   if (words[0] === "missing" && words.length >= 4) {
     return { kind: "missing", path: words.slice(1, -2).join(" "), os: words.at(-2)!, arch: words.at(-1)! };
   }
