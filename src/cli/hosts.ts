@@ -62,7 +62,7 @@ export async function hostsCommand(argv: string[]): Promise<number> {
     else printOut(reports.map(line).join(""));
     return reports.every((r) => r.ok) ? 0 : 1;
   } finally {
-    far.close();
+    await far.close();
   }
 }
 

@@ -302,7 +302,7 @@ export class ToolHost {
       // Killed remote tasks still remove their remote files over the pool: let them.
       if (this.sshHosts.active) await within(Promise.all(this.registry.list().map((t) => t.ended)), REMOTE_CLEANUP_MS);
       await this.sshHosts.close();
-      this.farHosts.close();
+      await this.farHosts.close();
       closeWarmLaunchers();
       this.owner.close();
       if (--openHosts === 0) watchdogClosedCleanly();

@@ -25,6 +25,8 @@ const BY_TASK_ID = new Set(["task_output", "kill_shell", "write_stdin"]);
 export class FarHosts {
   private readonly links = new Map<string, FarLink>();
   private readonly listeners = new Set<(data: Record<string, unknown>) => void>();
+  /** The connections of SSH hosts with `agent = true` (their channel is the pipe). */
+  private readonly sshConnections = new Map<string, SshConnection>();
 
   constructor(
     private readonly hosts: Record<string, HostConfig>,
@@ -37,8 +39,11 @@ export class FarHosts {
     let link = this.links.get(name);
     if (!link) {
       const cfg = this.hosts[name]!;
-      let conn: SshConnection | null = null;
-      const ssh = () => (conn ??= new SshConnection(name, cfg as SshTarget, this.killGraceSeconds));
+      const ssh = () => {
+        let conn = this.sshConnections.get(name);
+        if (!conn) this.sshConnections.set(name, (conn = new SshConnection(name, cfg as SshTarget, this.killGraceSeconds)));
+        return conn;
+      };
       link = new FarLink(name, cfg, ssh, (data) => this.notice(name, data));
       this.links.set(name, link);
     }
@@ -124,8 +129,9 @@ export class FarHosts {
     return this.links.size > 0;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     for (const link of this.links.values()) link.close();
+    await Promise.all([...this.sshConnections.values()].map((c) => c.close()));
   }
 }
 
