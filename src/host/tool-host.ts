@@ -196,6 +196,11 @@ export class ToolHost {
    * with its result alone.
    */
   async callAsTask(name: string, args: unknown, options: CallOptions = {}): Promise<{ task: Task; result: Promise<ToolResult> } | { result: ToolResult }> {
+    const host = (args as { host?: unknown } | null)?.host;
+    if (typeof host === "string" && this.farHosts.isFar(host)) {
+      const message = `A call for host '${host}' cannot run as an MCP task (its tasks live in the far side's registry): call it with run_in_background: true instead, and read '${host}:bg-N' with task_output`;
+      return { result: new CodedError("INVALID_ARGUMENT", message, { host }).toResult() };
+    }
     let launched!: (task: Task) => void;
     const started = new Promise<Task>((resolve) => (launched = resolve));
     const result = this.call(name, args, {
