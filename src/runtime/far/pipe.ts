@@ -1,4 +1,5 @@
 import { CodedError } from "../../errors.ts";
+import { OWNER_MARKER } from "../env.ts";
 import type { SshConnection } from "../ssh/connection.ts";
 import { shq } from "../ssh/quote.ts";
 import { describeWayIn, pipeArgv, type WayIn } from "./way-in.ts";
@@ -83,7 +84,10 @@ class ProcessPipe implements FarPipe {
         stdin: opts.stdinFile !== undefined ? Bun.file(opts.stdinFile) : "pipe",
         stdout: "pipe",
         stderr: "pipe",
-        env: process.env as Record<string, string>,
+        env: pipeEnv(),
+        // Its own session: a terminal's Ctrl-C reaches the near side (which cancels the call
+        // there), not the engine's exec, which would pass it on and end the pipe.
+        detached: true,
       });
       return new ProcessPipe(proc as Bun.Subprocess<"pipe" | Bun.BunFile, "pipe", "pipe">);
     } catch (e) {
@@ -133,6 +137,16 @@ class ProcessPipe implements FarPipe {
     timer.unref?.();
     void this.proc.exited.then(() => clearTimeout(timer));
   }
+}
+
+/**
+ * The engine's (or exec command's) environment: ours, without agent-shell's own variables,
+ * which are this side's settings (state dir, sandbox, owner) and not the far side's.
+ */
+function pipeEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("AGENT_SHELL_") && k !== OWNER_MARKER) env[k] = v;
+  return env;
 }
 
 class SshPipe implements FarPipe {
