@@ -222,6 +222,35 @@ describe("agent-shell hosts check", () => {
   }, 60_000);
 });
 
+test("hosts check says exactly what is wrong: container not running, engine not installed, architecture mismatch", async () => {
+  const stopped = `${box.name}-stopped`;
+  const created = await podman(["create", "--name", stopped, "--runtime", "runc", "--rootfs", "/:O", "sleep", "infinity"]);
+  expect(created.code).toBe(0);
+  // A far side (this machine, through env) whose uname names another architecture.
+  const [ours, theirs] = process.arch === "arm64" ? ["aarch64", "x86_64"] : ["x86_64", "aarch64"];
+  const fake = join(dir, "fake-uname");
+  writeFileSync(join(dir, "uname"), `#!/bin/sh\ncase "$1" in -s) echo Linux;; -m) echo ${theirs};; esac\n`, { mode: 0o755 });
+  const cfg = join(dir, "wrong.toml");
+  writeFileSync(
+    cfg,
+    [
+      `[hosts.stopped]\ncontainer = "${stopped}"\nengine = "podman"`,
+      `[hosts.nodocker]\ncontainer = "whatever"\nengine = "docker"`,
+      `[hosts.arm]\nexec = ["env", "PATH=${dir}:/usr/bin:/bin"]\nagent_path = "${fake}/agent-shell"`,
+    ].join("\n"),
+  );
+  try {
+    const r = await runCli(["hosts", "check", "--config", cfg], { env: { PATH: "/usr/bin:/bin" } });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(new RegExp(`^stopped: podman container '${stopped}': FAILED: .*container '${stopped}' is not running`, "m"));
+    expect(r.stdout).toMatch(/^nodocker: docker container 'whatever': FAILED: .*the container engine 'docker' is not installed/m);
+    expect(r.stdout).toMatch(new RegExp(`^arm: exec: env .*: FAILED: .*the far side is Linux ${theirs}, this agent-shell is built for Linux ${ours}\\. Install agent-shell \\S+ for Linux ${theirs} at `, "m"));
+    expect(existsSync(fake)).toBe(false); // nothing was copied
+  } finally {
+    await podman(["rm", "-f", stopped]);
+  }
+}, 60_000);
+
 describe("copying agent-shell to the far side", () => {
   test("a partial copy never runs: the checksum fails, nothing is installed, the call says why", async () => {
     // An exec host whose pipe cuts stdin after 1 MB (the far side is this machine here).
