@@ -39,11 +39,18 @@ try {
   const pipe: number[] = [];
   const exec: number[] = [];
   const inside: number[] = [];
+  const pipeList: number[] = [];
+  const insideList: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     for (let i = 0; i < PIPE_CALLS; i++) {
       const t = performance.now();
       await near.call("bash", { command: "true", host: "box" });
       pipe.push(performance.now() - t);
+    }
+    for (let i = 0; i < PIPE_CALLS; i++) {
+      const t = performance.now();
+      await near.call("task_list", { status: "running", host: "box" });
+      pipeList.push(performance.now() - t);
     }
     for (let i = 0; i < EXEC_CALLS; i++) {
       const t = performance.now();
@@ -53,7 +60,9 @@ try {
     }
     const probe = await podman(["exec", box.name, process.execPath, join(import.meta.dir, "far-local-probe.ts"), farAgent, String(PIPE_CALLS)]);
     if (probe.code !== 0) throw new Error(`probe failed: ${probe.stderr}`);
-    inside.push(...(JSON.parse(probe.stdout) as { times: number[] }).times);
+    const measured = JSON.parse(probe.stdout) as { times: number[]; lists: number[] };
+    inside.push(...measured.times);
+    insideList.push(...measured.lists);
   }
 
   const starts = { far: [] as number[], local: [] as number[] };
@@ -74,6 +83,8 @@ try {
   const p = stats(pipe);
   const e = stats(exec);
   const i = stats(inside);
+  const pl = stats(pipeList);
+  const il = stats(insideList);
   const far100 = stats(starts.far).p50;
   const local100 = stats(starts.local).p50;
   const result = {
@@ -85,6 +96,8 @@ try {
     inside_true_ms: { p50: round(i.p50), p99: round(i.p99) },
     pipe_over_exec: round(p.p50 / e.p50, 3),
     pipe_minus_inside_ms: round(p.p50 - i.p50),
+    pipe_task_list_ms: { p50: round(pl.p50), p99: round(pl.p99) },
+    inside_task_list_ms: { p50: round(il.p50), p99: round(il.p99) },
     starts_100_far_ms: round(far100, 0),
     starts_100_local_ms: round(local100, 0),
     starts_ratio: round(far100 / local100, 2),
@@ -97,6 +110,8 @@ try {
       `| foreground \`true\` on the container host (open pipe) | ${round(p.p50, 1)} ms | ${round(p.p99, 1)} ms | ≤ 1/10 of podman exec: ${result.pipe_over_exec <= 0.1 ? "met" : "missed"} (${result.pipe_over_exec}) |`,
       `| \`podman exec NAME true\` | ${round(e.p50, 1)} ms | ${round(e.p99, 1)} ms | |`,
       `| the same call inside the container to its own agent-shell | ${round(i.p50, 1)} ms | ${round(i.p99, 1)} ms | pipe within 2 ms: ${result.pipe_minus_inside_ms <= 2 ? "met" : "missed"} (+${result.pipe_minus_inside_ms} ms) |`,
+      `| task_list on the container host (open pipe) | ${round(pl.p50, 2)} ms | ${round(pl.p99, 1)} ms | the pipe's own cost: +${round(pl.p50 - il.p50, 2)} ms |`,
+      `| the same task_list inside the container | ${round(il.p50, 2)} ms | ${round(il.p99, 1)} ms | |`,
       `| 100 background starts on the container host | ${round(far100, 0)} ms | | ≤ 2× local: ${result.starts_ratio <= 2 ? "met" : "missed"} (${result.starts_ratio}×) |`,
       `| 100 background starts locally | ${round(local100, 0)} ms | | |`,
       `| first call (copies agent-shell there, opens the pipe) | ${round(firstMs, 0)} ms | | |`,

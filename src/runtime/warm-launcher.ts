@@ -82,6 +82,12 @@ const envOfKind = new Map<Kind, Record<string, string>>();
 const BASH = Bun.which("bash") ?? "/bin/bash";
 /** The launcher: runs what the claim writes to fd 3; a pipe closed empty (the host died) ends it. */
 const LAUNCHER = [BASH, "--noprofile", "--norc", "-c", ". /dev/fd/3; exit 125"];
+/**
+ * The Landlock level's launcher gets its script on stdin: `__sandbox-exec` passes only fds
+ * 0–2 to what it becomes. Its command's stdin is then /dev/null, so only commands with no
+ * stdin (the usual call) start in one; the others start the usual way.
+ */
+const LANDLOCK_LAUNCHER = [BASH, "--noprofile", "--norc", "-c", ". /dev/stdin; exit 125"];
 /** A pipe holds 64 KiB: a larger script would block the claim until the launcher reads. */
 const MAX_SCRIPT = 60 * 1024;
 const EXPORTABLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -90,7 +96,7 @@ const EXPORTABLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
   if (spec.argv || spec.tty) return null;
   const kind: Kind | null = spec.sandbox ? (spec.sandbox.wrapAhead ? spec.sandbox : null) : TaskCgroup.available() ? UNSANDBOXED : null;
-  if (kind === null) return null;
+  if (kind === null || (isLandlock(kind) && spec.stdin !== null)) return null;
   if (Object.keys(spec.env).every((name) => EXPORTABLE.test(name))) envOfKind.set(kind, launcherEnv(spec.env));
   const ready = warm.get(kind) ?? [];
   warm.delete(kind);
@@ -102,7 +108,7 @@ export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
     return null;
   }
   const [found] = ready.splice(at, 1) as [Warm];
-  const script = launchScript(spec, found.env);
+  const script = launchScript(spec, found.env, isLandlock(kind) ? "exec 0</dev/null" : "exec 3<&- 4>&-");
   if (script === null || !running(found.proc) || found.hidden !== signature(kind, spec.cwd)) {
     discard(found);
     schedule(kind);
@@ -176,6 +182,11 @@ function start(kind: Kind): Warm {
       cgroup = TaskCgroup.create();
       if (!cgroup) throw new Error("no task cgroup");
       proc = Bun.spawn(LAUNCHER, { stdio: [stdinR, outW, errW, reqR], cwd: "/", env, detached: true });
+    } else if (isLandlock(kind)) {
+      // No pid namespace at this level: as for a direct start, the task's own cgroup holds it where there is one.
+      cgroup = TaskCgroup.available() ? TaskCgroup.create() : null;
+      const wrapped = (kind as SandboxRun).wrapAhead!(LANDLOCK_LAUNCHER, env);
+      proc = Bun.spawn(wrapped.argv, { stdio: [reqR, outW, errW], cwd: "/", env: wrapped.env, detached: true });
     } else {
       proc = spawnBwrap(kind.wrapAhead!(LAUNCHER, env), stdio, reqR, "/", false);
     }
@@ -232,6 +243,10 @@ function signature(kind: Kind, cwd: string): string {
   return JSON.stringify([hiddenPaths(kind.policy, cwd), roots]);
 }
 
+function isLandlock(kind: Kind): boolean {
+  return kind !== UNSANDBOXED && kind.level === "landlock";
+}
+
 function running(proc: Bun.Subprocess): boolean {
   return proc.exitCode === null && proc.signalCode === null;
 }
@@ -255,9 +270,9 @@ function launcherEnv(env: Record<string, string>): Record<string, string> {
  * costs bash ~15 µs a variable). The directory check is the one the direct start makes:
  * the path, all symlinks resolved, must still be the validated (canonical) one.
  */
-function launchScript(spec: SpawnSpec, started: Record<string, string>): string | null {
+function launchScript(spec: SpawnSpec, started: Record<string, string>, closeRequest: string): string | null {
   const lines = [
-    "exec 3<&- 4>&-",
+    closeRequest,
     `cd -P -- ${quote(spec.cwd)} 2>/dev/null && [ "$PWD" = ${quote(spec.cwd)} ] || { printf '%s\\n' ${quote(CWD_REPLACED_MESSAGE)} >&2; exit 126; }`,
   ];
   if (spec.stdin === null) lines.push("exec 0</dev/null");

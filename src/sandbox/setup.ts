@@ -171,6 +171,12 @@ export class Sandbox {
         wrapAhead: (launcher, env) => bwrapCommand(bwrap, policy, launcher, { cwd: "/", stateRoot, env }),
       };
     }
-    return { policy, level: "landlock", wrap: (argv, _cwd, env) => ({ argv: landlockCommand(policy, argv), env }) };
+    return {
+      policy,
+      level: "landlock",
+      wrap: (argv, _cwd, env) => ({ argv: landlockCommand(policy, argv), env }),
+      // The launcher re-executes this binary (~15 ms): a launcher restricted ahead saves that per command.
+      wrapAhead: (launcher, env) => ({ argv: landlockCommand(policy, launcher), env }),
+    };
   }
 }
