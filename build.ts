@@ -14,8 +14,8 @@ const result = await Bun.build({
   target: "bun",
   plugins: [
     {
-      // The SDK server imports Ajv only to check elicitation answers, which agent-shell never
-      // asks for: src/mcp/elicitation-validator.ts stands in, and Ajv stays out of every start.
+      // The SDK server imports Ajv only to check elicitation answers, and agent-shell asks
+      // flat yes/no forms: src/mcp/elicitation-validator.ts checks those, and Ajv stays out of every start.
       name: "sdk-server-without-ajv",
       setup(build) {
         build.onResolve({ filter: /\/validation\/ajv-provider\.js$/ }, (args) =>

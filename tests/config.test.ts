@@ -26,7 +26,7 @@ describe("configuration precedence: flags > env > file > defaults", () => {
     expect(c.timeout_seconds).toEqual({ value: 120, source: "default" });
     expect(c.task_timeout_seconds).toEqual({ value: 1800, source: "default" });
     expect(c.task_ttl_seconds).toEqual({ value: 1800, source: "default" });
-    expect(c.max_output_bytes.value).toBe(50000);
+    expect(c.max_output_bytes.value).toBe(8000);
     expect(c.kill_grace_seconds.value).toBe(2);
   });
 
@@ -40,6 +40,21 @@ describe("configuration precedence: flags > env > file > defaults", () => {
     expect(c.task_ttl_seconds).toEqual({ value: 7, source: `file:${file}` });
     c = await show(["--config", file, "--timeout", "33"], { AGENT_SHELL_TIMEOUT_SECONDS: "22" });
     expect(c.timeout_seconds).toEqual({ value: 33, source: "flag" });
+  });
+
+  test("who confirms (SPEC §19): confirm_by and confirm_timeout_seconds, with their sources; bad values name the key", async () => {
+    let c = await show([]);
+    expect(c.confirm_by).toEqual({ value: "auto", source: "default" });
+    expect(c.confirm_timeout_seconds).toEqual({ value: 120, source: "default" });
+    const file = join(dir, "confirm.toml");
+    writeFileSync(file, 'confirm_by = "person"\nconfirm_timeout_seconds = 30\n');
+    c = await show(["--config", file], { AGENT_SHELL_CONFIRM_TIMEOUT_SECONDS: "45" });
+    expect(c.confirm_by).toEqual({ value: "person", source: `file:${file}` });
+    expect(c.confirm_timeout_seconds).toEqual({ value: 45, source: "env:AGENT_SHELL_CONFIRM_TIMEOUT_SECONDS" });
+    const bad = await runCli(["config", "show"], { env: isolated({ AGENT_SHELL_CONFIRM_BY: "robot" }) });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("confirm_by");
+    expect(bad.stderr).toContain("AGENT_SHELL_CONFIRM_BY");
   });
 
   test("the XDG config file is read when --config is absent", async () => {

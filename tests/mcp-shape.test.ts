@@ -168,7 +168,7 @@ describe("tools/list", () => {
     expect(schema.properties.command.description).toContain("Required unless `service` is given");
     const p = schema.properties;
     expect(p.command.type).toBe("string");
-    expect(p.command.minLength).toBe(1);
+    // minLength is checked at call time (zod); the published schema leaves it out to save tokens (SPEC §15).
     expect(p.description.type).toBe("string");
     expect(p.timeout_seconds.type).toBe("integer");
     expect(p.timeout_seconds.minimum).toBe(1);
@@ -178,12 +178,12 @@ describe("tools/list", () => {
     expect(p.run_in_background.type).toBe("boolean");
   });
 
-  test("task_output's input schema: task_id, wait, timeout ≥ 0, only_new, tail_lines, filter, max_bytes ≤ 1,000,000", () => {
+  test("task_output's input schema: task_id, wait, timeout_seconds ≥ 0, only_new, tail_lines, filter, max_bytes ≤ 1,000,000", () => {
     const p = tools.get("task_output").inputSchema.properties;
     expect(p.task_id.type).toBe("string");
     expect(p.wait.type).toBe("boolean");
-    expect(p.timeout.type).toBe("integer");
-    expect(p.timeout.minimum).toBe(0);
+    expect(p.timeout_seconds.type).toBe("integer");
+    expect(p.timeout_seconds.minimum).toBe(0);
     expect(p.only_new.type).toBe("boolean");
     expect(p.tail_lines.type).toBe("integer");
     expect(p.filter.type).toBe("string");
@@ -203,7 +203,7 @@ describe("tools/list", () => {
   test("every parameter has a description, and optional parameters with a SPEC default state it as '(default: …)'", () => {
     const defaults: Record<string, string[]> = {
       bash: ["timeout_seconds", "confirmed", "working_directory", "run_in_background"],
-      task_output: ["wait", "timeout", "max_bytes", "only_new"],
+      task_output: ["wait", "timeout_seconds", "max_bytes", "only_new"],
       task_list: ["status"],
     };
     for (const [name, t] of tools) {

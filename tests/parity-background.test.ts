@@ -359,7 +359,10 @@ describe("read cursors and only_new", () => {
   async function twoPhase(): Promise<{ task_id: string; go: () => void }> {
     const flag = join(s.cwd, `go-${Math.random().toString(36).slice(2)}`);
     const { task_id } = await bg(`echo one; echo e1 >&2; while [ ! -e ${flag} ]; do sleep 0.02; done; echo two; echo e2 >&2`);
-    await until(async () => (await s.call("task_output", { task_id, offset: 0 })).stdout === "one\n", 5000, "phase one");
+    // Both streams of phase one are in (stderr may arrive after stdout).
+    const phaseOne = async () =>
+      (await s.call("task_output", { task_id, offset: 0 })).stdout === "one\n" && (await s.call("task_output", { task_id, offset: 0, stream: "stderr" })).stderr === "e1\n";
+    await until(phaseOne, 5000, "phase one");
     return { task_id, go: () => writeFileSync(flag, "") };
   }
 
@@ -488,30 +491,40 @@ describe("tail_lines, filter, max_bytes", () => {
     expect(raw.structuredContent.error).toContain("filter");
   });
 
-  test("max_bytes limits each stream with head + tail truncation, the marker and the total", async () => {
+  test("max_bytes limits both streams together; output: raw keeps each one's head + tail around one marker with the total", async () => {
     const { task_id } = await bg("seq 1 3000; seq 1 3000 >&2");
-    const r = await s.call("task_output", { task_id, wait: true, timeout: 5, max_bytes: 1000 });
+    const r = await s.call("task_output", { task_id, wait: true, timeout: 5, max_bytes: 1000, output: "raw" });
     const total = 13893; // bytes of `seq 1 3000`
     expect(r.stdout_total_bytes).toBe(total);
     expect(r.stdout_truncated).toBe(true);
     expect(r.stderr_truncated).toBe(true);
+    let shown = 0;
     for (const text of [r.stdout, r.stderr]) {
       const t = splitTruncated(text);
       expect(t.marker).toContain(String(total));
-      expect(t.shownBytes).toBeLessThanOrEqual(1000);
+      expect(t.marker.startsWith("[… ")).toBe(true);
+      shown += t.shownBytes;
       expect(t.head.startsWith("1\n2\n3\n")).toBe(true);
       expect(t.tail.endsWith("2999\n3000\n")).toBe(true);
     }
+    expect(shown).toBeLessThanOrEqual(1000);
   });
 
-  test("max_bytes defaults to 50,000 per stream", async () => {
-    const { task_id } = await bg("head -c 200000 /dev/zero | tr '\\0' a");
+  test("max_bytes shapes by default: similar lines fold to first, one marker, last", async () => {
+    const { task_id } = await bg("seq 1 3000; seq 1 3000 >&2");
+    const r = await s.call("task_output", { task_id, wait: true, timeout: 5, max_bytes: 1000 });
+    expect(r.stdout).toBe("1\n[… 2998 similar lines truncated (bytes 2-13888 of 13893 total) …]\n3000\n");
+    expect(r.stderr).toBe(r.stdout);
+  });
+
+  test("max_bytes defaults to 8,000 for both streams together", async () => {
+    const { task_id } = await bg("head -c 200000 /dev/zero | tr '\\0' a; seq 1 5000 | sed 's/^/line /' >&2");
     const r = await s.call("task_output", { task_id, wait: true, timeout: 10 });
     expect(r.stdout_truncated).toBe(true);
-    const t = splitTruncated(r.stdout);
-    expect(t.shownBytes).toBeLessThanOrEqual(50_000);
-    expect(t.shownBytes).toBeGreaterThan(40_000);
-    expect(t.marker).toContain("200000");
+    expect(r.stderr_truncated).toBe(true);
+    const shown = [r.stdout, r.stderr].join("\n").split("\n").filter((l: string) => !l.startsWith("[… ")).join("\n");
+    expect(Buffer.byteLength(shown)).toBeLessThanOrEqual(8000);
+    expect(splitTruncated(r.stdout).marker).toContain("200000");
   });
 
   test("max_bytes up to 1,000,000 returns that much", async () => {

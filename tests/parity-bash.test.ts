@@ -127,9 +127,9 @@ describe("bash output text", () => {
   });
 });
 
-describe("bash output limits (50,000 bytes per stream, head + tail)", () => {
-  test("stdout over 50,000 bytes keeps head and tail around one marker line with 'truncated' and the total", async () => {
-    // 120,000 bytes: 'H' head line, filler, 'T' tail line.
+describe("bash output limits (8,000 bytes for stdout and stderr together, SPEC §15)", () => {
+  test("stdout over 8,000 bytes keeps its first and last lines, and a long line its first and last 500 bytes around one marker with 'truncated' and the total", async () => {
+    // 120,001 bytes: 'HEAD' line, one 119,990-byte line, 'TAIL' line.
     const r = await s.call("bash", {
       command: "printf 'HEAD\\n'; head -c 119990 /dev/zero | tr '\\0' a; printf '\\nTAIL\\n'",
     });
@@ -139,31 +139,33 @@ describe("bash output limits (50,000 bytes per stream, head + tail)", () => {
     expect(r.stdout.endsWith("\nTAIL\n")).toBe(true);
     const t = splitTruncated(r.stdout);
     expect(t.marker).toContain(String(total));
-    expect(t.shownBytes).toBeLessThanOrEqual(50_000);
-    expect(t.shownBytes).toBeGreaterThan(40_000);
+    expect(t.marker).toContain(`bytes ${5 + 500}-${5 + 119990 - 500}`);
+    expect(t.shownBytes).toBeLessThanOrEqual(8000);
+    expect(t.head).toBe(`HEAD\n${"a".repeat(500)}`);
   });
 
-  test("stderr over 50,000 bytes is truncated the same way with stderr_truncated", async () => {
+  test("stderr over 8,000 bytes is truncated the same way with stderr_truncated", async () => {
     const r = await s.call("bash", { command: "head -c 80000 /dev/zero | tr '\\0' e >&2" });
     expect(r.stderr_truncated).toBe(true);
     expect(r.stdout_truncated).toBeUndefined();
     const t = splitTruncated(r.stderr);
     expect(t.marker).toContain("80000");
-    expect(t.shownBytes).toBeLessThanOrEqual(50_000);
+    expect(t.shownBytes).toBeLessThanOrEqual(8000);
     expect(t.head.startsWith("eee")).toBe(true);
     expect(t.tail.endsWith("eee")).toBe(true);
   });
 
-  test("output of exactly 50,000 bytes is not truncated", async () => {
-    const r = await s.call("bash", { command: "head -c 50000 /dev/zero | tr '\\0' z" });
-    expect(r.stdout.length).toBe(50_000);
+  test("output of exactly 8,000 bytes is not truncated", async () => {
+    const r = await s.call("bash", { command: "head -c 8000 /dev/zero | tr '\\0' z" });
+    expect(r.stdout.length).toBe(8000);
     expect(r.stdout_truncated).toBeUndefined();
+    expect(r.stdout_path).toBeUndefined();
   });
 
-  test("a spooled stdout_path, when given, holds the full output", async () => {
+  test("a truncated result's stdout_path holds the full output", async () => {
     const r = await s.call("bash", { command: "head -c 70000 /dev/zero | tr '\\0' q" });
     expect(r.stdout_truncated).toBe(true);
-    if (r.stdout_path !== undefined) expect(statSync(r.stdout_path).size).toBe(70_000);
+    expect(statSync(r.stdout_path).size).toBe(70_000);
   });
 
   test("truncation never splits a multi-byte character", async () => {

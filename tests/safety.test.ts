@@ -184,12 +184,13 @@ describe("safety over MCP", () => {
     return path;
   };
 
-  test("a blocked command is refused with BLOCKED 'Command blocked (<what it would do>): matches pattern '<pattern>''", async () => {
+  test("a blocked command is refused with BLOCKED 'Command blocked (<what it would do>): …' and what to do instead, never the pattern", async () => {
     const raw = await s.callRaw("bash", { command: "rm -rf /", description: "nuke" });
     const r = raw.structuredContent;
     expect(raw.isError).toBe(true);
     expect(r.error_code).toBe("BLOCKED");
-    expect(r.error).toMatch(/^Command blocked \(deletes everything under \/ or the home directory\): matches pattern '.+'$/);
+    expect(r.error).toMatch(/^Command blocked \(deletes everything under \/ or the home directory\): agent-shell never runs this\./);
+    expect(r.error).not.toContain("pattern");
     expect(r.context.command).toBe("rm -rf /");
   });
 
@@ -197,7 +198,7 @@ describe("safety over MCP", () => {
     const r = await s.call("bash", { command: "rm -rf /", confirmed: true });
     expect(r.error_code).toBe("BLOCKED");
     expect(r.error).toStartWith("Command blocked (");
-    expect(r.error).toContain("): matches pattern '");
+    expect(r.error).toContain("): agent-shell never runs this");
   });
 
   test("a blocked command is refused in the background too", async () => {

@@ -110,8 +110,12 @@ describe("private modes whatever the umask", () => {
     expect(modes.some((m) => m.startsWith("/tasks/bg-1/stdout.log "))).toBe(true);
     const wrong = modes.filter((m) => {
       const [path, mode] = m.split(" ");
-      const isDir = lstatSync(join(stateDir, path!)).isDirectory();
-      return mode !== (isDir ? "700" : "600");
+      const st = lstatSync(join(stateDir, path!));
+      // By design: the mode-000 file bound over hidden secret files, and the sandbox's own
+      // device nodes (0666, owned by nobody) in their 0700 folder (sandbox/devices.ts).
+      if (path === "/sandbox-empty" && mode === "0") return false;
+      if (path!.startsWith("/sandbox-dev/") && st.isCharacterDevice() && mode === "666") return false;
+      return mode !== (st.isDirectory() ? "700" : "600");
     });
     expect(wrong).toEqual([]);
   });

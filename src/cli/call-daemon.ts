@@ -56,7 +56,7 @@ export async function callViaDaemon(tool: string, args: Record<string, unknown>,
   }
   return withDaemon(flags["state-dir"], async (client) => {
     // Waits can be long: allow the tool's own timeout plus a margin.
-    const waitSeconds = Math.max(Number(args.timeout ?? 30), Number(args.ready_timeout_seconds ?? 60), Number(args.yield_ms ?? 0) / 1000);
+    const waitSeconds = Math.max(Number(args.timeout_seconds ?? args.timeout ?? 30), Number(args.ready_timeout_seconds ?? 60), Number(args.yield_ms ?? 0) / 1000);
     const result = await callConfirmed(client, tool, sent, flags.yes === true, (waitSeconds + 60) * 1000);
     return print(result);
   });

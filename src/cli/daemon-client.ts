@@ -3,6 +3,7 @@ import { closeSync, openSync, readFileSync, statSync } from "node:fs";
 import type { Socket } from "node:net";
 import { basename } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { AWAIT_OUTPUT_METHOD, type AwaitOutputParams, type AwaitOutputResult, AwaitOutputResultSchema } from "../mcp/await-output.ts";
 import { readDaemonToken, tokenPath } from "../mcp/daemon-token.ts";
 import { RESTART_METHOD, RestartResultSchema } from "../mcp/restart-request.ts";
@@ -16,7 +17,18 @@ const START_TIMEOUT_MS = 15_000;
 
 /** An MCP session with the per-user daemon. */
 export class DaemonClient {
-  constructor(private readonly client: Client) {}
+  /**
+   * Answers the daemon's confirmation questions (SPEC §19: it asks the person behind the
+   * connection that made the call): set by a verb for its calls. Unset: no.
+   */
+  person: ((message: string, signal: AbortSignal) => Promise<boolean>) | null = null;
+
+  constructor(private readonly client: Client) {
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
+      const yes = this.person !== null && (await this.person(request.params.message, extra.signal));
+      return yes ? { action: "accept", content: { confirm: true } } : { action: "decline" };
+    });
+  }
 
   /** One tool call; the result object (errors in the SPEC's error shape). */
   async call(name: string, args: Record<string, unknown>, timeoutMs = 120_000, signal?: AbortSignal): Promise<ToolResult> {
@@ -105,7 +117,8 @@ async function session(socket: Socket, socketPath: string): Promise<DaemonClient
     socket.destroy();
     throw new Error(`cannot read the daemon's token (${tokenPath(socketPath)}); from inside an agent-shell sandbox the daemon is out of reach by design`);
   }
-  const client = new Client({ name: "agent-shell-cli", version: VERSION }, { capabilities: {} });
+  // It can ask its person: the daemon puts confirmations to this terminal (see DaemonClient.person).
+  const client = new Client({ name: "agent-shell-cli", version: VERSION }, { capabilities: { elicitation: { form: {} } } });
   // A person's own terminal: its calls may run anywhere it names (each verb passes its directory).
   const hello = JSON.stringify({ token, cwd: process.cwd(), allow: ["/"] });
   await client.connect(new SocketTransport(socket, { send: hello }));

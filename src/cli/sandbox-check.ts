@@ -8,6 +8,7 @@ import { sandboxLevel } from "../sandbox/index.ts";
 import { probeLandlock } from "../sandbox/landlock/index.ts";
 import { sandboxFromConfig } from "../sandbox/setup.ts";
 import { configFlags, parseHostFlags } from "./host-options.ts";
+import { levelGaps } from "../sandbox/gaps.ts";
 import { UsageError } from "./usage.ts";
 
 export const SANDBOX_HELP = `Usage: agent-shell sandbox check [--cwd DIR] [--allow DIR]... [--config FILE] [--json]
@@ -79,6 +80,7 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
     configured_mode: config.sandbox ?? (level ? "workspace-write" : "unavailable"),
     configured_mode_source: sources.sandbox,
     modes: { ...modes, off: { enforced: false } },
+    not_held: level ? levelGaps(level) : [],
   };
   if (values.json) {
     process.stdout.write(JSON.stringify(report, null, 2) + "\n");
@@ -105,6 +107,7 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
     out.push(`  network:    ${m.network}`);
   }
   out.push("Mode off: no containment.");
+  if (report.not_held.length) out.push(`Not held at the ${level} level:`, ...report.not_held.map((g) => `  - ${g}`));
   process.stdout.write(out.join("\n") + "\n");
   return 0;
 }

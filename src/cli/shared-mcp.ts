@@ -11,7 +11,9 @@ import { hostOptions, type HostFlags } from "./host-options.ts";
  * Bytes go both ways unchanged; the daemon runs the session, so sessions and clients that
  * start one server per call share one registry. This connection first declares its
  * `--cwd` and allowed paths, which the daemon enforces for it alone; confirmations stay
- * with the connection (a client that starts one process per call cannot confirm).
+ * with the connection (a client that starts one process per call cannot confirm). The
+ * daemon's confirmation questions (elicitation/create) and the client's answers pass
+ * through like every other message: the person asked is this connection's.
  */
 export async function sharedMcp(values: HostFlags): Promise<number> {
   const options = hostOptions(values);
@@ -20,7 +22,9 @@ export async function sharedMcp(values: HostFlags): Promise<number> {
   const paths = daemonPaths(await resolveStateDir(values["state-dir"], values.config));
   const socket = await ensureDaemonSocket(paths);
   const sandbox = options.config?.sandbox; // this client's --sandbox (flag, env or its config), else the daemon's
-  socket.write(`${JSON.stringify({ token: readDaemonToken(paths.socket), cwd, allow, ...(sandbox ? { sandbox } : {}) })}\n`);
+  // Who confirms is this connection's own configuration too (SPEC §19), like `mcp` without --shared.
+  const confirm = { confirm_by: options.config?.confirm_by, confirm_timeout_seconds: options.config?.confirm_timeout_seconds };
+  socket.write(`${JSON.stringify({ token: readDaemonToken(paths.socket), cwd, allow, ...(sandbox ? { sandbox } : {}), ...confirm })}\n`);
   socket.on("data", (chunk: Buffer) => {
     if (!process.stdout.write(chunk)) {
       socket.pause();

@@ -47,7 +47,10 @@ export const ConfigSchema = z
   .object({
     timeout_seconds: z.number().int().min(1).default(120),
     task_timeout_seconds: z.number().int().min(1).default(1800),
-    max_output_bytes: z.number().int().min(1000).max(2_000_000).default(50_000),
+    /** What a model reads (SPEC §15): output budget of a result (stdout + stderr together), shaping, agent-aware children. */
+    max_output_bytes: z.number().int().min(1000).max(2_500_000).default(8000),
+    output_shaping: z.boolean().default(true),
+    agent_env: z.boolean().default(true),
     background_buffer_bytes: z.number().int().min(1000).max(100_000_000).default(1_000_000),
     kill_grace_seconds: z.number().min(0).max(60).default(2),
     task_ttl_seconds: z.number().min(0).default(1800),
@@ -66,6 +69,16 @@ export const ConfigSchema = z
     sandbox_deny_read: z.array(z.string()).default([]),
     sandbox_network: z.boolean().default(true),
     sandbox_network_loopback: z.boolean().default(true),
+    /** Unix sockets outside the sandbox that commands may connect to (SPEC §20); none by default. */
+    sandbox_allow_unix_sockets: z.array(z.string()).default([]),
+    /** Secret-looking variables of the server's environment that commands inherit anyway (SPEC §20). */
+    env_passthrough: z.array(z.string()).default([]),
+    /** Processes one task may have at once (its cgroup's pids.max, where there is one). */
+    max_processes: z.number().int().min(16).max(4_194_304).default(2048),
+    /** Who confirms a call that needs it (SPEC §19): the MCP client's person when it can elicit (auto), only a person, or the model. */
+    confirm_by: z.enum(["auto", "person", "model"]).default("auto"),
+    /** How long a person has to answer a confirmation question; unanswered runs nothing. */
+    confirm_timeout_seconds: z.number().min(1).max(86_400).default(120),
   })
   .strict();
 

@@ -12,7 +12,25 @@ const INT32_MAX = 2 ** 31 - 1;
  * validates every call and names the field that is wrong.
  */
 export function portableInputSchema(schema: z.ZodType): Record<string, unknown> {
-  return portable(jsonSchema(schema, "input"), clamp) as Record<string, unknown>;
+  return lean(portable(jsonSchema(schema, "input"), clamp)) as Record<string, unknown>;
+}
+
+/**
+ * A harness pays for the tool definitions on every request (SPEC §15): what zod checks at
+ * call time anyway and a model needs no help with is left out of the published input schema —
+ * `minLength: 1`, regex `pattern`s, and a `default` the description already states.
+ */
+function lean(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(lean);
+  if (node === null || typeof node !== "object") return node;
+  const n = node as Record<string, unknown>;
+  const stated = typeof n.description === "string" && n.description.includes("(default:");
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(n)) {
+    if ((key === "minLength" && value === 1) || key === "pattern" || (key === "default" && stated)) continue;
+    out[key] = lean(value);
+  }
+  return out;
 }
 
 /**
@@ -53,4 +71,5 @@ function portable(node: unknown, bound: (n: number) => number | undefined): unkn
   return out;
 }
 
-const clamp = (n: number) => Math.max(-INT32_MAX, Math.min(INT32_MAX, n));
+/** Bounds clamped to int32; one at (or past) int32's own end says nothing and is left out (fewer tokens). */
+const clamp = (n: number) => (Math.abs(n) >= INT32_MAX ? undefined : n);

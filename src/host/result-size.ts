@@ -1,4 +1,3 @@
-import { truncationMarker } from "../background/output/index.ts";
 import type { ToolResult } from "../errors.ts";
 
 /** Serialized size limit of one result; an MCP message carries it about twice (text + structured). */
@@ -20,7 +19,7 @@ export function capResultSize(result: ToolResult): ToolResult {
       const keep = Math.floor(value.length * scale);
       const head = value.slice(0, Math.floor(keep / 2));
       const tail = value.slice(value.length - Math.ceil(keep / 2));
-      holder[key] = `${head}\n${truncationMarker(Buffer.byteLength(value))}\n${tail}`;
+      holder[key] = `${head}\n[… ${Buffer.byteLength(value) - Buffer.byteLength(head) - Buffer.byteLength(tail)} bytes truncated to fit the result size limit (${Buffer.byteLength(value)} total) …]\n${tail}`;
       if (key === "stdout" || key === "stderr") holder[`${key}_truncated`] = true;
     }
     size = serializedBytes(result);

@@ -16,6 +16,8 @@ import { splitId } from "./far/task-ids.ts";
 import { type GroupRead, readAcrossHosts } from "./far/across-hosts.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
 import { closeWarmLaunchers } from "../runtime/warm-launcher.ts";
+import { TaskCgroup } from "../runtime/task-cgroup.ts";
+import { PidsLimit } from "../runtime/pids-limit.ts";
 import type { SandboxMode } from "../sandbox/policy.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { watchdog, watchdogClosedCleanly } from "../runtime/watchdog.ts";
@@ -50,6 +52,8 @@ export interface CallOptions {
   onTask?: (task: Task) => void;
   /** The caller's own pending confirmations (one per MCP connection); the host's when absent. */
   confirmations?: PendingConfirmations;
+  /** Who confirms this caller's calls (an MCP connection's person, SPEC §19); the host's policy when absent. */
+  confirmationPolicy?: ConfirmationPolicy;
   /** Where this caller may run commands (a daemon connection's); the host's cwd and roots when absent. */
   scope?: CallScope;
 }
@@ -60,6 +64,8 @@ export interface CallScope {
   allowedRoots: string[];
   /** The default mode of this caller's commands (the server's when absent). */
   sandbox?: SandboxMode;
+  /** Who confirms this caller's calls and how long its person has (SPEC §19); the server's config when absent. */
+  confirm?: Pick<Config, "confirm_by" | "confirm_timeout_seconds">;
 }
 
 /** Where a followed task's output stands (the daemon's `await_output`). */
@@ -103,6 +109,9 @@ export class ToolHost {
     // Before anything starts: an explicitly requested mode this machine cannot provide is fatal.
     this.sandbox = sandboxFromConfig(config, { mode: config.sandbox, allowedRoots: roots, stateRoot, defaultStateRoot: defaultStateDir() });
     watchdog(); // up before the first child, so no spawn is ever unwatched
+    // Before the first task: its limits, and the end of what outlived dead hosts (SPEC §20).
+    TaskCgroup.configure({ persistent: options.persist === true });
+    PidsLimit.configure({ maxProcesses: config.max_processes, persistent: options.persist === true });
     this.owner = OwnerFolder.open(stateRoot, options.persist === true);
     this.registry = new Registry({ taskTtlMs: config.task_ttl_seconds * 1000, maxFinishedTasks: config.max_finished_tasks, owner: this.owner });
     const sshOnly = Object.entries(config.hosts).filter(([, h]) => !usesFarAgent(h));
@@ -112,7 +121,8 @@ export class ToolHost {
     if (options.persist) recoverTasks(this.owner, this.registry, streams, (host) => this.sshHosts.runtime(host));
     const launcher = new Launcher(this.registry, this.owner, {
       ...streams,
-      foregroundSpoolAfter: config.max_output_bytes,
+      // Spooling starts while memory still holds every earlier byte (its head half).
+      foregroundSpoolAfter: Math.min(config.max_output_bytes, Math.floor(config.background_buffer_bytes / 2)),
       foregroundLogTtlMs: config.task_ttl_seconds * 1000,
     });
     this.base = {
@@ -142,9 +152,9 @@ export class ToolHost {
    */
   async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolResult> {
     try {
-      return capResultSize(await this.run(name, args, options));
+      return capResultSize(withoutNulls(await this.run(name, args, options)));
     } catch (e) {
-      return capResultSize(errorShape(e, name));
+      return capResultSize(withoutNulls(errorShape(e, name)));
     }
   }
 
@@ -154,10 +164,11 @@ export class ToolHost {
       throw new CodedError("INVALID_ARGUMENT", `Unknown tool '${name}'. Known tools: ${[...this.byName.keys()].join(", ")}`, { tool: name });
     }
     if (this.closing) throw new CodedError("IO_ERROR", "The server is shutting down", { tool: name });
-    const parsed = tool.schema.safeParse(args ?? {});
-    if (!parsed.success) throw fromZodError(name, parsed.error, args);
+    const given = withAliases(args ?? {}, tool.aliases);
+    const parsed = tool.schema.safeParse(given);
+    if (!parsed.success) throw fromZodError(name, parsed.error, given, parameterNames(tool.schema));
     const signal = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
-    const raw = (args ?? {}) as Record<string, unknown>;
+    const raw = given as Record<string, unknown>;
     const host = (parsed.data as { host?: unknown }).host;
     if (typeof host === "string" && !Object.hasOwn(this.config.hosts, host)) throw this.unknownHost(name, host);
     const far = this.farHosts.route(name, raw);
@@ -177,8 +188,16 @@ export class ToolHost {
       );
     }
     const where = scope ? { cwd: scope.cwd, allowedRoots: scope.allowedRoots, sandboxMode: scope.sandbox ?? this.sandbox.mode } : {};
-    const ctx = { ...this.base, ...where, signal, progress: options.progress, onTask: options.onTask, confirmations: options.confirmations ?? this.base.confirmations };
-    if (name === "task_list" && host === undefined) return this.withFarTasks(tool.run(parsed.data, ctx), raw, signal);
+    const ctx = {
+      ...this.base,
+      ...where,
+      signal,
+      progress: options.progress,
+      onTask: options.onTask,
+      confirmations: options.confirmations ?? this.base.confirmations,
+      confirmationPolicy: options.confirmationPolicy ?? this.base.confirmationPolicy,
+    };
+    if (name === "task_list" && host === undefined) return this.withFarTasks(tool.run(parsed.data, ctx), given as Record<string, unknown>, signal);
     return tool.run(parsed.data, ctx);
   }
 
@@ -324,6 +343,32 @@ const TOOL_LIST: ToolInfo[] = toolList();
 
 /** Tools that start local processes: refused to a connection with nowhere to run them. */
 const RUNS_COMMANDS = new Set(["bash", "task"]);
+
+/** Results carry nothing empty (SPEC §15): a field whose value is null is left out, at any depth. */
+function withoutNulls<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutNulls) as T;
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = withoutNulls(v);
+  return out as T;
+}
+
+/** A call's arguments with old parameter names (a tool's aliases) under their current names. */
+function withAliases(args: unknown, aliases: Record<string, string> | undefined): unknown {
+  if (!aliases || typeof args !== "object" || args === null || Array.isArray(args)) return args;
+  const out: Record<string, unknown> = { ...(args as Record<string, unknown>) };
+  for (const [old, current] of Object.entries(aliases)) {
+    if (old in out && !(current in out)) out[current] = out[old];
+    delete out[old];
+  }
+  return out;
+}
+
+/** The parameters a tool's schema knows (for naming the one meant by an unknown one). */
+function parameterNames(schema: unknown): string[] {
+  const shape = (schema as { shape?: Record<string, unknown> }).shape;
+  return shape ? Object.keys(shape) : [];
+}
 
 function errorShape(e: unknown, tool: string): ErrorResult {
   if (e instanceof CodedError) return e.toResult();

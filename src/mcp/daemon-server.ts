@@ -2,12 +2,13 @@ import { chmodSync, realpathSync, rmSync, statSync } from "node:fs";
 import type { Socket } from "node:net";
 import { isAbsolute } from "node:path";
 import type { CallScope, ToolHost } from "../host/tool-host.ts";
+import { ConfigSchema } from "../config/schema.ts";
 import { allowedRoots } from "../safety/paths.ts";
 import { SANDBOX_MODES } from "../sandbox/policy.ts";
 import { AwaitOutputRequestSchema } from "./await-output.ts";
 import { RestartRequestSchema } from "./restart-request.ts";
 import { createMcpServer } from "./server.ts";
-import { issueDaemonToken } from "./daemon-token.ts";
+import { issueDaemonToken, tokenPath } from "./daemon-token.ts";
 import { type DaemonHello, SocketTransport } from "./socket-transport.ts";
 
 export interface DaemonServerOptions {
@@ -70,6 +71,7 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
     // Stop accepting first, so no new client reaches a daemon that is going away.
     listener.close();
     rmSync(opts.socketPath, { force: true });
+    rmSync(tokenPath(opts.socketPath), { force: true });
     await host.close();
     // Release the start lock before the clients see their connection close.
     opts.onExit?.();
@@ -102,10 +104,11 @@ function undeclaredScope(host: ToolHost): CallScope {
   return { cwd: roots[0] ?? "/", allowedRoots: roots };
 }
 
-/** A declared working directory (absolute, an existing directory), its `allow`ed roots and sandbox mode. */
+/** A declared working directory (absolute, an existing directory), its `allow`ed roots, sandbox mode and who confirms. */
 function declaredScope(hello: DaemonHello, fallback: CallScope): CallScope {
   const sandbox = SANDBOX_MODES.find((m) => m === hello.sandbox);
-  const withMode = (scope: CallScope): CallScope => (sandbox ? { ...scope, sandbox } : scope);
+  const confirm = declaredConfirm(hello);
+  const withMode = (scope: CallScope): CallScope => ({ ...scope, ...(sandbox ? { sandbox } : {}), ...(confirm ? { confirm } : {}) });
   if (hello.cwd === undefined || !isAbsolute(hello.cwd)) return withMode(fallback);
   try {
     const cwd = realpathSync(hello.cwd);
@@ -115,3 +118,11 @@ function declaredScope(hello: DaemonHello, fallback: CallScope): CallScope {
     return withMode(fallback);
   }
 }
+
+/** The connection's own confirm_by and confirm_timeout_seconds (`mcp --shared` sends its config's), when both are valid. */
+function declaredConfirm(hello: DaemonHello): CallScope["confirm"] | undefined {
+  const parsed = ConfirmSchema.safeParse({ confirm_by: hello.confirm_by, confirm_timeout_seconds: hello.confirm_timeout_seconds });
+  return hello.confirm_by !== undefined && parsed.success ? parsed.data : undefined;
+}
+
+const ConfirmSchema = ConfigSchema.pick({ confirm_by: true, confirm_timeout_seconds: true });

@@ -10,12 +10,14 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { CallScope, ToolHost } from "../host/tool-host.ts";
 import type { ToolResult } from "../errors.ts";
+import type { ConfirmationPolicy } from "../safety/command-guard.ts";
 import { VERSION } from "../version.ts";
 import { sandboxInstructions } from "../sandbox/describe.ts";
 import { PendingConfirmations } from "../safety/confirmations.ts";
 import { StdioTransport } from "./stdio-transport.ts";
 import { callToolResult } from "./call-result.ts";
-import { NoElicitationValidator } from "./elicitation-validator.ts";
+import { FlatSchemaValidator } from "./elicitation-validator.ts";
+import { connectionPolicy } from "./person-policy.ts";
 import { mcpTask, RegistryTaskStore } from "./registry-tasks.ts";
 
 /** An MCP server over a ToolHost: tools/list, tools/call, MCP tasks, cancellation, progress and notices. */
@@ -27,7 +29,7 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
       capabilities: { tools: {}, logging: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
       instructions: sandboxInstructions(host.sandbox),
       taskStore,
-      jsonSchemaValidator: new NoElicitationValidator(),
+      jsonSchemaValidator: new FlatSchemaValidator(),
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: host.tools }));
@@ -38,7 +40,9 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
   const confirmations = new PendingConfirmations();
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args = {}, task: asTask } = request.params;
-    if (asTask) return startAsTask(name, args);
+    // Who confirms, if this call needs it: the person behind this very connection when its client can ask (SPEC §19).
+    const confirmationPolicy = connectionPolicy(server, scope?.confirm ?? host.config, { requestId: extra.requestId, signal: extra.signal });
+    if (asTask) return startAsTask(name, args, confirmationPolicy);
     const token = request.params._meta?.progressToken;
     const progress =
       token === undefined
@@ -47,18 +51,18 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
             void extra
               .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: value, message } })
               .catch(() => {});
-    return callToolResult(await host.call(name, args, { signal: extra.signal, progress, confirmations, scope }));
+    return callToolResult(await host.call(name, args, { signal: extra.signal, progress, confirmations, confirmationPolicy, scope }));
   });
   /**
    * A task-augmented tools/call (SPEC §12): answered with the created task as soon as the
    * process runs; the result comes with tasks/result, and the end as a status notification.
    * The call is not tied to this request: only tasks/cancel, kill_shell or shutdown stop it.
    */
-  const startAsTask = async (name: string, args: Record<string, unknown>) => {
+  const startAsTask = async (name: string, args: Record<string, unknown>, confirmationPolicy: ConfirmationPolicy) => {
     if (!host.tools.some((t) => t.name === name && t.execution?.taskSupport)) {
       throw new McpError(ErrorCode.MethodNotFound, `Tool '${name}' cannot run as a task; call it without \`task\` (bash and task can run as tasks).`);
     }
-    const started = await host.callAsTask(name, args, { confirmations, scope });
+    const started = await host.callAsTask(name, args, { confirmations, confirmationPolicy, scope });
     if (!("task" in started)) throw notStarted(started.result);
     const task = started.task;
     void started.result.then(() =>

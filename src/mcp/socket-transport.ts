@@ -15,6 +15,9 @@ export interface DaemonHello {
   allow?: string[];
   /** The connection's default sandbox mode (validated by the daemon). */
   sandbox?: string;
+  /** Who confirms this connection's calls, and how long its person has (SPEC §19; validated by the daemon). */
+  confirm_by?: string;
+  confirm_timeout_seconds?: number;
 }
 
 function parseHello(line: string): DaemonHello | null {
@@ -25,7 +28,16 @@ function parseHello(line: string): DaemonHello | null {
     if (v.cwd !== undefined && typeof v.cwd !== "string") return null;
     if (v.allow !== undefined && !(Array.isArray(v.allow) && v.allow.every((a) => typeof a === "string"))) return null;
     if (v.sandbox !== undefined && typeof v.sandbox !== "string") return null;
-    return { token: v.token, cwd: v.cwd as string | undefined, allow: v.allow as string[] | undefined, sandbox: v.sandbox as string | undefined };
+    if (v.confirm_by !== undefined && typeof v.confirm_by !== "string") return null;
+    if (v.confirm_timeout_seconds !== undefined && typeof v.confirm_timeout_seconds !== "number") return null;
+    return {
+      token: v.token,
+      cwd: v.cwd as string | undefined,
+      allow: v.allow as string[] | undefined,
+      sandbox: v.sandbox as string | undefined,
+      confirm_by: v.confirm_by as string | undefined,
+      confirm_timeout_seconds: v.confirm_timeout_seconds as number | undefined,
+    };
   } catch {
     return null;
   }

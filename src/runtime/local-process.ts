@@ -1,10 +1,15 @@
 import { blockedOnInput } from "./input-blocked.ts";
 import { pinCwd } from "./pinned-cwd.ts";
 import { closeSync, openSync } from "node:fs";
-import { createPipe } from "./pipes.ts";
+import { createPipe, pipeOf, writeAndClose } from "./pipes.ts";
+import { LAUNCHER, launchScript, launcherStartEnv } from "./launch-script.ts";
+import { seccompProgram } from "../sandbox/seccomp/filter.ts";
+import type { SandboxRun } from "../sandbox/setup.ts";
+import { gitState, undoGitPlants } from "../sandbox/git-guard.ts";
 import { childPids, groupAlive, memberAlive, signalGroup } from "./process-group.ts";
 import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
+import { PidsLimit } from "./pids-limit.ts";
 import { watchdog } from "./watchdog.ts";
 import { sandboxedExit } from "../sandbox/exit-status.ts";
 
@@ -28,50 +33,92 @@ export interface StdioOptions {
  * registered with the watchdog before anything else can happen.
  */
 export function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess {
-  const cwd = pinCwd(spec.cwd);
   let proc: Bun.Subprocess;
-  try {
-    const argv = spec.argv ?? ["bash", "-c", spec.command];
-    if (spec.sandbox?.level === "namespaces") {
-      proc = spawnSandboxed(spec, argv, stdio, cwd); // its PID namespace holds everything it starts
-    } else {
+  const argv = spec.argv ?? ["bash", "-c", spec.command];
+  if (spec.sandbox?.level === "namespaces") {
+    // Its PID namespace holds everything it starts; its pids cgroup, how many at once.
+    const started = PidsLimit.spawnInside(() => startInsideBwrap(spec, stdio));
+    proc = started.child;
+    if (started.limit) limits.set(proc, started.limit);
+  } else {
+    const cwd = pinCwd(spec.cwd);
+    try {
       // Without a PID namespace, the task's own cgroup (where there is one) holds it all.
       const spawned = TaskCgroup.spawnInside(() =>
-        spec.sandbox ? spawnSandboxed(spec, argv, stdio, cwd) : Bun.spawn(argv, { ...stdio, cwd: cwd.path, env: spec.env, detached: true } as never),
+        PidsLimit.spawnInside(() =>
+          spec.sandbox ? spawnLandlocked(spec, argv, stdio, cwd) : Bun.spawn(argv, { ...stdio, cwd: cwd.path, env: spec.env, detached: true } as never),
+        ),
       );
-      proc = spawned.child;
+      proc = spawned.child.child;
       if (spawned.cgroup) cgroups.set(proc, spawned.cgroup);
+      if (spawned.child.limit) limits.set(proc, spawned.child.limit);
+    } finally {
+      cwd.release();
     }
-  } finally {
-    cwd.release();
   }
   watchdog().track(proc.pid);
+  if (spec.sandbox) undoGitPlantsAtExit(proc, spec.sandbox);
   return proc;
+}
+
+/** A sandboxed command's plants in git's control files are undone when it ends (sandbox/git-guard.ts). */
+export function undoGitPlantsAtExit(proc: Bun.Subprocess, run: SandboxRun): void {
+  const roots = run.policy.writableRoots;
+  const before = gitState(roots);
+  void proc.exited.then(() => undoGitPlants(roots, before));
 }
 
 /** The task cgroup of each unsandboxed child that got one. */
 const cgroups = new WeakMap<Bun.Subprocess, TaskCgroup>();
 
-/** A child moved into its task cgroup after it started (a launcher started ahead, warm-launcher.ts). */
-export function adoptIntoCgroup(proc: Bun.Subprocess, cgroup: TaskCgroup): void {
-  cgroups.set(proc, cgroup);
+/** The process limit of each child that got one (pids-limit.ts). */
+const limits = new WeakMap<Bun.Subprocess, PidsLimit>();
+
+/** A child moved into its task cgroup and process limit after it started (a launcher started ahead, warm-launcher.ts). */
+export function adoptIntoCgroup(proc: Bun.Subprocess, cgroup: TaskCgroup | null, limit: PidsLimit | null): void {
+  if (cgroup) cgroups.set(proc, cgroup);
+  if (limit) limits.set(proc, limit);
+}
+
+
+
+/**
+ * namespaces level: bwrap starts a launcher, which is then told the command (its working
+ * directory, environment and argv) through its script pipe.
+ */
+function startInsideBwrap(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess {
+  const [scriptR, scriptW] = createPipe();
+  let proc: Bun.Subprocess;
+  try {
+    proc = spawnBwrap(spec.sandbox!.wrap(LAUNCHER, { cwd: spec.cwd, info: true }), spec.sandbox!, stdio, scriptR, true);
+  } catch (e) {
+    closeSync(scriptW);
+    throw e;
+  } finally {
+    closeSync(scriptR);
+  }
+  writeAndClose(scriptW, launchScript(spec, launcherStartEnv()));
+  return proc;
 }
 
 /**
- * bwrap gets the pinned directory as fd 3 (it checks the command really starts there) and
- * a pipe as fd 4 on which it reports its namespace init's pid (for a cheap liveness check).
+ * Landlock level: the launcher (this executable) restricts itself and execs the command. It
+ * starts in the pinned working directory (fd 3) with the launcher environment; the command's
+ * environment comes on fd 4.
  */
-function spawnSandboxed(spec: SpawnSpec, argv: string[], stdio: StdioOptions, cwd: { path: string; fd: number | null }): Bun.Subprocess {
+function spawnLandlocked(spec: SpawnSpec, argv: string[], stdio: StdioOptions, cwd: { path: string; fd: number | null }): Bun.Subprocess {
   const pinFd = cwd.fd ?? openSync("/dev/null", "r");
+  const [envR, envW] = createPipe();
   try {
-    const pin = cwd.fd !== null ? { fd: 3, shell: spec.argv === undefined } : undefined;
-    const wrapped = spec.sandbox!.wrap(argv, spec.cwd, spec.env, { pin, infoFd: 4 });
-    // The Landlock launcher execs the command itself: its exit status and group are the usual ones.
-    if (spec.sandbox!.level === "landlock") {
-      return Bun.spawn(wrapped.argv, { ...withFds(stdio, [pinFd]), cwd: cwd.path, env: wrapped.env, detached: true } as never);
-    }
-    return spawnBwrap(wrapped, stdio, pinFd, cwd.path);
+    const wrapped = spec.sandbox!.wrap(argv, { cwd: spec.cwd, info: false });
+    const proc = Bun.spawn(wrapped.argv, { ...withFds(stdio, [pinFd, envR]), cwd: cwd.path, env: wrapped.env, detached: true } as never);
+    writeAndClose(envW, Object.entries(spec.env).map(([k, v]) => `${k}=${v}\0`).join(""));
+    return proc;
+  } catch (e) {
+    closeSync(envW);
+    throw e;
   } finally {
+    closeSync(envR);
     if (cwd.fd === null) closeSync(pinFd);
   }
 }
@@ -83,41 +130,46 @@ function withFds(stdio: StdioOptions, extra: number[]): object {
 }
 
 /**
- * Starts a bwrap command line with `fd3` as its fd 3. Made with `--info-fd 4`
- * (`reportsInit`), it tells the host pid of its namespace init on fd 4; the child leads
- * its own session.
+ * Starts a bwrap command line (SandboxRun.wrap) with `script` as its fd 3 and the seccomp
+ * filter as fd 4. Made with `info` (`reportsInit`), it tells the host pid of its namespace
+ * init on fd 5; the child leads its own session.
  */
-export function spawnBwrap(wrapped: { argv: string[]; env: Record<string, string> }, stdio: StdioOptions, fd3: number, cwd: string, reportsInit = true): Bun.Subprocess {
+export function spawnBwrap(wrapped: { argv: string[]; env: Record<string, string> }, run: SandboxRun, stdio: StdioOptions, script: number, reportsInit: boolean): Bun.Subprocess {
   const state = { init: null as number | null };
-  if (!reportsInit) {
-    const proc = Bun.spawn(wrapped.argv, { ...withFds(stdio, [fd3]), cwd, env: wrapped.env, detached: true } as never);
-    sandboxed.set(proc, state);
-    return proc;
-  }
-  const [infoR, infoW] = createPipe();
-  let proc: Bun.Subprocess;
+  const seccomp = pipeOf(seccompProgram({ allowUnixSockets: run.policy.allowUnixSockets.length > 0 }));
+  const opened = [seccomp];
   try {
-    proc = Bun.spawn(wrapped.argv, { ...withFds(stdio, [fd3, infoW]), cwd, env: wrapped.env, detached: true } as never);
-  } catch (e) {
-    closeSync(infoR);
-    throw e;
+    if (!reportsInit) {
+      const proc = Bun.spawn(wrapped.argv, { ...withFds(stdio, [script, seccomp]), cwd: "/", env: wrapped.env, detached: true } as never);
+      sandboxed.set(proc, state);
+      return proc;
+    }
+    const [infoR, infoW] = createPipe();
+    opened.push(infoW);
+    let proc: Bun.Subprocess;
+    try {
+      proc = Bun.spawn(wrapped.argv, { ...withFds(stdio, [script, seccomp, infoW]), cwd: "/", env: wrapped.env, detached: true } as never);
+    } catch (e) {
+      closeSync(infoR);
+      throw e;
+    }
+    sandboxed.set(proc, state);
+    void Bun.file(infoR)
+      .text()
+      .then((text) => {
+        const pid = Number(/"child-pid":\s*(\d+)/.exec(text)?.[1]);
+        if (pid > 0) state.init = pid;
+      })
+      .catch(() => {})
+      .finally(() => {
+        try {
+          closeSync(infoR);
+        } catch {}
+      });
+    return proc;
   } finally {
-    closeSync(infoW);
+    for (const fd of opened) closeSync(fd);
   }
-  sandboxed.set(proc, state);
-  void Bun.file(infoR)
-    .text()
-    .then((text) => {
-      const pid = Number(/"child-pid":\s*(\d+)/.exec(text)?.[1]);
-      if (pid > 0) state.init = pid;
-    })
-    .catch(() => {})
-    .finally(() => {
-      try {
-        closeSync(infoR);
-      } catch {}
-    });
-  return proc;
 }
 
 /**
@@ -142,6 +194,8 @@ export abstract class LocalProcess {
   private leaderExited = false;
   private readonly sandbox?: { init: number | null };
   private readonly cgroup?: TaskCgroup;
+  /** Released with the handle (dispose): its folder goes once the task's last process has. */
+  protected readonly limit?: PidsLimit;
 
   /**
    * `sessionJobs` (a terminal): a PTY shell puts each job in a process group of its own (same session),
@@ -155,6 +209,7 @@ export abstract class LocalProcess {
     this.pgid = proc.pid;
     this.sandbox = sandboxed.get(proc);
     this.cgroup = cgroups.get(proc);
+    this.limit = limits.get(proc);
     this.exited = proc.exited.then(() => {
       this.leaderExited = true;
       const status = { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };

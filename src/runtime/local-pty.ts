@@ -99,6 +99,7 @@ class LocalPtyHandle extends LocalProcess implements ProcessHandle {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.limit?.release();
     try {
       this.terminal.close();
     } catch {}

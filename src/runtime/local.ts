@@ -109,6 +109,7 @@ class LocalPipesHandle extends LocalProcess implements ProcessHandle {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.limit?.release();
     this.closeStdin();
     for (const fd of [this.outFd, this.errFd]) {
       try {

@@ -1,4 +1,5 @@
 import { ptr } from "bun:ffi";
+import { closeSync, write, writeSync } from "node:fs";
 import { libc } from "./libc.ts";
 
 /**
@@ -15,4 +16,33 @@ export function createPipe(): [number, number] {
     throw new Error("pipe2() failed: too many open files?");
   }
   return [fds[0]!, fds[1]!];
+}
+
+/** A pipe whose read end yields `bytes` then EOF (small: it must fit the pipe's 64 KiB). */
+export function pipeOf(bytes: Uint8Array): number {
+  const [r, w] = createPipe();
+  try {
+    writeSync(w, bytes);
+  } catch (e) {
+    closeSync(r);
+    throw e;
+  } finally {
+    closeSync(w);
+  }
+  return r;
+}
+
+/** Writes `text` to a pipe and closes it; off the event loop when it might not fit the pipe at once. */
+export function writeAndClose(fd: number, text: string): void {
+  const bytes = Buffer.from(text);
+  if (bytes.byteLength <= 60 * 1024) {
+    try {
+      writeSync(fd, bytes);
+    } catch {
+      // the reader is gone: the launcher died, which its exit status tells
+    }
+    closeSync(fd);
+    return;
+  }
+  write(fd, bytes, () => closeSync(fd));
 }

@@ -18,7 +18,7 @@ import { watchdog } from "./watchdog.ts";
  * whose first act is `setsid -f` can fork outside it.
  */
 export class TaskCgroup {
-  private constructor(readonly path: string) {}
+  constructor(readonly path: string) {}
 
   /**
    * Runs `spawn` (synchronous) with this process inside a new task cgroup, so the child
@@ -53,6 +53,22 @@ export class TaskCgroup {
    */
   static movedWithin(ms: number): boolean {
     return performance.now() - lastMove < ms;
+  }
+
+  /**
+   * Whether this host's tasks are meant to outlive it (a persistent registry recovers them,
+   * SPEC §5): then a later start leaves them running instead of ending them. Set before the
+   * first task; also sweeps the folders of dead hosts now (SPEC §20).
+   */
+  static configure(options: { persistent: boolean }): void {
+    persistent ||= options.persistent;
+    if (swept || process.platform !== "linux" || process.env.AGENT_SHELL_CGROUPS === "off") return;
+    swept = true;
+    try {
+      const mount = cgroup2Mount();
+      const own = /^0::(.*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
+      if (mount && own !== undefined) removeDeadHostsFolders(join(mount, own));
+    } catch {}
   }
 
   /** Whether tasks get cgroups here. */
@@ -122,6 +138,8 @@ export class TaskCgroup {
 const SELF = String(process.pid);
 let lastMove = -Infinity;
 let taskCount = 0;
+let persistent = false;
+let swept = false;
 /** This server's folder of task cgroups and the cgroup it lives in itself. */
 let found: { root: string; home: string } | null | undefined;
 
@@ -135,7 +153,7 @@ function ownRoot(): { root: string; home: string } | null {
     const own = /^0::(.*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
     if (!mount || own === undefined) return found;
     const home = join(mount, own);
-    const root = join(home, `agent-shell-${process.pid}`);
+    const root = join(home, `agent-shell-${process.pid}${persistent ? "-persist" : ""}`);
     mkdirSync(root);
     if (!existsSync(join(root, "cgroup.kill"))) {
       tryRemove(root);
@@ -178,17 +196,26 @@ function goHome(where: { root: string; home: string }): void {
 }
 
 /**
- * The empty folders of hosts that died without removing theirs (their watchdog killed with
- * them): a folder is only removed once its host is gone and nothing is left in it (the kernel
- * refuses to remove a cgroup that still holds a process).
+ * The folders of hosts that died without removing theirs. Tasks still in a private host's
+ * folder outlived a SIGKILL of its server and its watchdog: they are ended (SPEC §20); a
+ * persistent host's are left for its next start to recover. A folder is removed once
+ * nothing is left in it (the kernel refuses to remove a cgroup that still holds a process).
  */
 function removeDeadHostsFolders(home: string): void {
   try {
     for (const name of readdirSync(home)) {
-      const pid = Number(/^agent-shell-(\d+)$/.exec(name)?.[1]);
+      const m = /^agent-shell-(\d+)(-persist)?$/.exec(name);
+      const pid = Number(m?.[1]);
       if (!pid || pid === process.pid || processAlive(pid)) continue;
+      if (!m![2]) killTasks(join(home, name));
       removeFolder(join(home, name));
     }
+  } catch {}
+}
+
+function killTasks(root: string): void {
+  try {
+    for (const d of readdirSync(root)) if (d.startsWith("task-")) new TaskCgroup(join(root, d)).signal("SIGKILL");
   } catch {}
 }
 

@@ -1,11 +1,12 @@
-import { closeSync, statSync, writeSync } from "node:fs";
-import { CWD_REPLACED_MESSAGE, hiddenPaths } from "../sandbox/bwrap.ts";
+import { closeSync, writeSync } from "node:fs";
+import { sandboxSignature } from "../sandbox/bwrap.ts";
+import { LAUNCHER, launchScript, launcherStartEnv } from "./launch-script.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
-import { adoptIntoCgroup, learnSandboxInit, spawnBwrap } from "./local-process.ts";
-import { OWNER_MARKER, OWNER_TOKEN } from "./env.ts";
+import { adoptIntoCgroup, learnSandboxInit, spawnBwrap, undoGitPlantsAtExit } from "./local-process.ts";
 import { createPipe } from "./pipes.ts";
 import { signalGroup } from "./process-group.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
+import { PidsLimit } from "./pids-limit.ts";
 import type { SpawnSpec } from "./types.ts";
 import { watchdog } from "./watchdog.ts";
 
@@ -38,9 +39,10 @@ interface Warm {
   hidden: string;
   /** The environment the launcher started with (launcherEnv()). */
   env: Record<string, string>;
-  /** False while an unsandboxed launcher is still being moved into its task cgroup. */
+  /** False while the launcher is still being moved into its task cgroup or process limit. */
   ready: boolean;
   cgroup: TaskCgroup | null;
+  limit: PidsLimit | null;
   request: number;
   stdin: number;
   stdout: number;
@@ -70,34 +72,14 @@ let closed = false;
 const START_DELAY_MS = 3;
 /** How long after a cgroup move the next one is cheap (TaskCgroup.movedWithin). */
 const CGROUP_MOVE_HOT_MS = 20;
-/**
- * Names a launcher does not start with, though its command may have them: bash acts on them
- * when it starts (BASH_ENV is sourced, SHELLOPTS and POSIXLY_CORRECT change the shell,
- * SHLVL, PWD and OLDPWD are rewritten), so the claim sets them, as a direct start would.
- */
-const SET_AT_CLAIM = new Set(["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "POSIXLY_CORRECT", "BASH_XTRACEFD", "BASH_COMPAT", "IFS", "PS4", "SHLVL", "PWD", "OLDPWD", "_"]);
-/** The environment new launchers of each kind start with: their last command's (launcherEnv()). */
-const envOfKind = new Map<Kind, Record<string, string>>();
-/** bash by absolute path: a launcher's environment may have no PATH. */
-const BASH = Bun.which("bash") ?? "/bin/bash";
-/** The launcher: runs what the claim writes to fd 3; a pipe closed empty (the host died) ends it. */
-const LAUNCHER = [BASH, "--noprofile", "--norc", "-c", ". /dev/fd/3; exit 125"];
-/**
- * The Landlock level's launcher gets its script on stdin: `__sandbox-exec` passes only fds
- * 0–2 to what it becomes. Its command's stdin is then /dev/null, so only commands with no
- * stdin (the usual call) start in one; the others start the usual way.
- */
-const LANDLOCK_LAUNCHER = [BASH, "--noprofile", "--norc", "-c", ". /dev/stdin; exit 125"];
 /** A pipe holds 64 KiB: a larger script would block the claim until the launcher reads. */
 const MAX_SCRIPT = 60 * 1024;
-const EXPORTABLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** A launcher made ready for `spec` with `spec`'s command started in it, or null (start it the usual way). */
 export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
   if (spec.argv || spec.tty) return null;
-  const kind: Kind | null = spec.sandbox ? (spec.sandbox.wrapAhead ? spec.sandbox : null) : TaskCgroup.available() ? UNSANDBOXED : null;
-  if (kind === null || (isLandlock(kind) && spec.stdin !== null)) return null;
-  if (Object.keys(spec.env).every((name) => EXPORTABLE.test(name))) envOfKind.set(kind, launcherEnv(spec.env));
+  const kind: Kind | null = spec.sandbox ? (spec.sandbox.level === "namespaces" ? spec.sandbox : null) : TaskCgroup.available() ? UNSANDBOXED : null;
+  if (kind === null) return null;
   const ready = warm.get(kind) ?? [];
   warm.delete(kind);
   warm.set(kind, ready); // most recently used last
@@ -108,8 +90,8 @@ export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
     return null;
   }
   const [found] = ready.splice(at, 1) as [Warm];
-  const script = launchScript(spec, found.env, isLandlock(kind) ? "exec 0</dev/null" : "exec 3<&- 4>&-");
-  if (script === null || !running(found.proc) || found.hidden !== signature(kind, spec.cwd)) {
+  const script = launchScript(spec, found.env);
+  if (Buffer.byteLength(script) > MAX_SCRIPT || !running(found.proc) || found.hidden !== signature(kind, spec.cwd)) {
     discard(found);
     schedule(kind);
     return null;
@@ -117,6 +99,7 @@ export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
   // The replacement is started once this command has ended: one starting beside the
   // command slows both (the spare one serves a call that comes meanwhile).
   void found.proc.exited.then(() => schedule(kind));
+  if (kind !== UNSANDBOXED) undoGitPlantsAtExit(found.proc, kind); // its state before the command runs
   try {
     writeSync(found.request, script);
   } catch {
@@ -125,8 +108,8 @@ export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
   } finally {
     closeQuietly(found.request);
   }
-  if (found.cgroup) adoptIntoCgroup(found.proc, found.cgroup);
-  else learnSandboxInit(found.proc);
+  adoptIntoCgroup(found.proc, found.cgroup, found.limit);
+  if (!found.cgroup) learnSandboxInit(found.proc);
   let stdin: number | null = found.stdin;
   if (spec.stdin === null) {
     closeQuietly(found.stdin);
@@ -169,6 +152,7 @@ function schedule(kind: Kind): void {
 function start(kind: Kind): Warm {
   const opened: number[] = [];
   let cgroup: TaskCgroup | null = null;
+  const limit = PidsLimit.create();
   try {
     const [stdinR, stdinW] = createPipe();
     const [outR, outW] = createPipe();
@@ -177,25 +161,21 @@ function start(kind: Kind): Warm {
     opened.push(stdinR, stdinW, outR, outW, errR, errW, reqR, reqW);
     const stdio = { stdin: stdinR, stdout: outW, stderr: errW };
     let proc: Bun.Subprocess;
-    const env = envOfKind.get(kind) ?? launcherEnv({});
+    const env = launcherStartEnv();
     if (kind === UNSANDBOXED) {
       cgroup = TaskCgroup.create();
       if (!cgroup) throw new Error("no task cgroup");
       proc = Bun.spawn(LAUNCHER, { stdio: [stdinR, outW, errW, reqR], cwd: "/", env, detached: true });
-    } else if (isLandlock(kind)) {
-      // No pid namespace at this level: as for a direct start, the task's own cgroup holds it where there is one.
-      cgroup = TaskCgroup.available() ? TaskCgroup.create() : null;
-      const wrapped = (kind as SandboxRun).wrapAhead!(LANDLOCK_LAUNCHER, env);
-      proc = Bun.spawn(wrapped.argv, { stdio: [reqR, outW, errW], cwd: "/", env: wrapped.env, detached: true });
     } else {
-      proc = spawnBwrap(kind.wrapAhead!(LAUNCHER, env), stdio, reqR, "/", false);
+      proc = spawnBwrap(kind.wrap(LAUNCHER, { cwd: "/", info: false }), kind, stdio, reqR, false);
     }
     watchdog().track(proc.pid);
     for (const fd of [stdinR, outW, errW, reqR]) closeQuietly(fd); // the child has its copies
-    const w: Warm = { kind, proc, hidden: signature(kind, "/"), env, ready: cgroup === null, cgroup, request: reqW, stdin: stdinW, stdout: outR, stderr: errR };
-    if (cgroup) {
-      void cgroup.place(proc.pid).then((placed) => {
-        if (placed) w.ready = true;
+    const w: Warm = { kind, proc, hidden: signature(kind, "/"), env, ready: cgroup === null && limit === null, cgroup, limit, request: reqW, stdin: stdinW, stdout: outR, stderr: errR };
+    if (cgroup || limit) {
+      // It waits on its script until claimed: placed before it is ready, it runs nothing outside.
+      void Promise.all([cgroup?.place(proc.pid) ?? true, limit?.place(proc.pid) ?? true]).then(([inCgroup, limited]) => {
+        if (inCgroup && limited) w.ready = true;
         else drop(w);
       });
     }
@@ -203,6 +183,7 @@ function start(kind: Kind): Warm {
   } catch (e) {
     for (const fd of opened) closeQuietly(fd);
     cgroup?.release();
+    limit?.release();
     throw e;
   }
 }
@@ -222,75 +203,17 @@ function discard(w: Warm): void {
   void w.proc.exited.then(() => {
     watchdog().untrack(w.proc.pid);
     w.cgroup?.release();
+    w.limit?.release();
   });
 }
 
-/**
- * What a sandbox was built over: the hidden paths that existed, and which directory each
- * writable root was (a root removed and made again is a new directory; the sandbox would
- * still hold the old one).
- */
+/** What a launcher's sandbox was built over (bwrap.ts sandboxSignature); unsandboxed ones have none. */
 function signature(kind: Kind, cwd: string): string {
-  if (kind === UNSANDBOXED) return "";
-  const roots = kind.policy.writableRoots.map((root) => {
-    try {
-      const st = statSync(root);
-      return `${st.dev}:${st.ino}:${st.birthtimeMs}`; // a new directory may reuse the inode number
-    } catch {
-      return "gone";
-    }
-  });
-  return JSON.stringify([hiddenPaths(kind.policy, cwd), roots]);
-}
-
-function isLandlock(kind: Kind): boolean {
-  return kind !== UNSANDBOXED && kind.level === "landlock";
+  return kind === UNSANDBOXED ? "" : sandboxSignature(kind.policy, cwd);
 }
 
 function running(proc: Bun.Subprocess): boolean {
   return proc.exitCode === null && proc.signalCode === null;
-}
-
-/**
- * A launcher's own environment: its command's, less what bash acts on at start, and with the
- * owner marker, so that should the server die before the watchdog hears of the launcher,
- * the watchdog still finds it by that.
- */
-function launcherEnv(env: Record<string, string>): Record<string, string> {
-  const own: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) if (!SET_AT_CLAIM.has(name)) own[name] = value;
-  own[OWNER_MARKER] = OWNER_TOKEN;
-  return own;
-}
-
-/**
- * What the launcher sources: the environment exactly as a direct `bash -c` would get it
- * (bash's `exec` lowers SHLVL by one, so it is raised by one first; OLDPWD only if given).
- * Only what differs from the environment the launcher started with is written (exporting
- * costs bash ~15 µs a variable). The directory check is the one the direct start makes:
- * the path, all symlinks resolved, must still be the validated (canonical) one.
- */
-function launchScript(spec: SpawnSpec, started: Record<string, string>, closeRequest: string): string | null {
-  const lines = [
-    closeRequest,
-    `cd -P -- ${quote(spec.cwd)} 2>/dev/null && [ "$PWD" = ${quote(spec.cwd)} ] || { printf '%s\\n' ${quote(CWD_REPLACED_MESSAGE)} >&2; exit 126; }`,
-  ];
-  if (spec.stdin === null) lines.push("exec 0</dev/null");
-  for (const name of Object.keys(started)) if (!(name in spec.env)) lines.push(`unset ${name}`);
-  for (const [name, value] of Object.entries(spec.env)) {
-    if (!EXPORTABLE.test(name)) return null;
-    if (name !== "SHLVL" && started[name] !== value) lines.push(`export ${quote(`${name}=${value}`)}`);
-  }
-  if (spec.env.OLDPWD === undefined) lines.push("export -n OLDPWD");
-  const level = spec.env.SHLVL;
-  lines.push(level !== undefined && /^\d{1,6}$/.test(level) ? `export SHLVL=${Number(level) + 1}` : "export -n SHLVL");
-  lines.push(`exec bash -c ${quote(spec.command)}`);
-  const script = lines.join("\n") + "\n";
-  return Buffer.byteLength(script) <= MAX_SCRIPT ? script : null;
-}
-
-function quote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
 function closeQuietly(fd: number): void {

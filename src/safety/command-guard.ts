@@ -1,9 +1,19 @@
 import { CodedError } from "../errors.ts";
 import { classifyCommand } from "./patterns.ts";
 import type { PendingConfirmations } from "./confirmations.ts";
+import { type AskPerson, type ConfirmationQuestion, confirmByPerson, refusedWithoutPerson } from "./person-confirmation.ts";
 
-/** How a caution command gets approved: the MCP two-step flow, or a prompt/flag in the CLI. */
-export type ConfirmationPolicy = { kind: "pending" } | { kind: "ask"; ask: (command: string) => Promise<boolean> };
+/**
+ * How a caution command gets approved: the MCP two-step flow (`pending`: the model repeats
+ * the call with confirmed: true), a prompt/flag in the CLI (`ask`), the MCP client's person
+ * through elicitation (`person`, SPEC §19), or not at all (`nobody`: confirm_by = "person"
+ * and the client cannot ask its person).
+ */
+export type ConfirmationPolicy =
+  | { kind: "pending" }
+  | { kind: "ask"; ask: (command: string) => Promise<boolean> }
+  | { kind: "person"; ask: AskPerson }
+  | { kind: "nobody" };
 
 export interface CommandRequest {
   command: string;
@@ -11,6 +21,11 @@ export interface CommandRequest {
   confirmed?: boolean;
   /** What a confirmation binds (requestBinding of the whole call); the command alone when absent. */
   binding?: string;
+  /** Where it would run, for the person's question (SPEC §19). */
+  cwd?: string;
+  host?: string;
+  /** The person already said yes to this very call (the question about its looser sandbox named this command too). */
+  approvedByPerson?: boolean;
 }
 
 /**
@@ -26,11 +41,19 @@ export async function confirmCommand(
   const context = { command: request.command, description: request.description ?? null };
   const verdict = classifyCommand(request.command);
   if (verdict.kind === "blocked") {
-    throw new CodedError("BLOCKED", `Command blocked (${verdict.what}): matches pattern '${verdict.pattern}'`, context);
+    throw new CodedError("BLOCKED", blockedMessage(verdict.what), context);
   }
   if (verdict.kind === "allowed") return null;
+  // A person is asked every time; the model's `confirmed` plays no part.
+  if (policy.kind === "person" || policy.kind === "nobody") {
+    const question: ConfirmationQuestion = { field: "command", text: request.command, cwd: request.cwd ?? "", host: request.host, reasons: [verdict.what] };
+    if (policy.kind === "nobody") throw refusedWithoutPerson(question);
+    if (!request.approvedByPerson) await confirmByPerson(policy.ask, question);
+    return null;
+  }
   if (policy.kind === "ask") {
-    if (request.confirmed || (await policy.ask(request.command))) return null;
+    // The person answers here: `confirmed: true` in the call's own JSON never stands in for them (SPEC §20).
+    if (await policy.ask(request.command)) return null;
     throw new CodedError(
       "BLOCKED",
       "Command cancelled: it needs confirmation (answer y at the prompt, or pass --yes when there is no terminal)",
@@ -55,4 +78,9 @@ export async function confirmCommand(
     );
   }
   return null;
+}
+
+/** In words, never the internal pattern (SPEC §15): what the command would do, and what to do instead. */
+export function blockedMessage(what: string): string {
+  return `Command blocked (${what}): agent-shell never runs this. Do it another way, or ask the user to run it themselves if it is really needed.`;
 }

@@ -1,4 +1,6 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, statSync } from "node:fs";
+import { ownDeviceNodes } from "./devices.ts";
+import { gitProtection } from "./git-guard.ts";
 import { join } from "node:path";
 import type { SandboxPolicy } from "./policy.ts";
 import { under } from "./roots.ts";
@@ -80,31 +82,6 @@ function emptyFile(stateRoot: string): string {
   return path;
 }
 
-/** Where the validated directory is mounted (read-only) inside, for the start check. */
-const PINNED_CWD = "/dev/.agent-shell-cwd";
-const CWD_CHECK = "/dev/.agent-shell-cwd-check";
-const CHECK_SCRIPT = [
-  "# agent-shell: bash reads this ($BASH_ENV) before the command. bwrap enters the working",
-  "# directory by name; a directory swapped for a symlink at that instant would start the",
-  "# command elsewhere, so compare with the very directory that was validated.",
-  `if ! [ . -ef ${PINNED_CWD} ]; then echo "${CWD_REPLACED_MESSAGE}" >&2; exit 126; fi`,
-  'if [ -n "${__AGENT_SHELL_BASH_ENV+x}" ]; then BASH_ENV=$__AGENT_SHELL_BASH_ENV; unset __AGENT_SHELL_BASH_ENV; . "$BASH_ENV"; else unset BASH_ENV; fi',
-  "",
-].join("\n");
-
-/** The check script, written once to the state dir (hidden from commands, so none can edit it). */
-function checkScript(stateRoot: string): string {
-  const path = join(stateRoot, "sandbox-cwd-check.sh");
-  try {
-    if (readFileSync(path, "utf8") === CHECK_SCRIPT) return path;
-  } catch {}
-  mkdirSync(stateRoot, { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}`;
-  writeFileSync(tmp, CHECK_SCRIPT, { mode: 0o600 }); // private like every file of the state dir; bound read-only inside
-  renameSync(tmp, path);
-  return path;
-}
-
 /**
  * The hidden paths that exist now (and whether each is a directory): what the mounts
  * covering them look like. Nothing can create one of them from inside, but one created
@@ -124,34 +101,54 @@ export function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string;
   return found;
 }
 
-/** argv (and env) that run `argv` under bwrap with `policy`, starting in `cwd` (already validated). */
+/**
+ * argv (and env) that run `launcher` under bwrap with `policy`. The launcher starts in `/`
+ * with the launcher environment (runtime/launch-script.ts): the command's working directory
+ * and environment reach it inside, through its script, so nothing a call sets can change
+ * how bwrap itself runs (SPEC §20). `cwd` is the command's directory, which is not hidden
+ * even when a hidden path holds it; `seccompFd` carries the filter of seccomp/filter.ts.
+ */
 export function bwrapCommand(
   bwrap: string,
   policy: SandboxPolicy,
-  argv: string[],
-  opts: { cwd: string; stateRoot: string; env: Record<string, string>; pin?: { fd: number; shell: boolean }; infoFd?: number },
+  launcher: string[],
+  opts: { cwd: string; stateRoot: string; env: Record<string, string>; infoFd?: number; seccompFd: number },
 ): { argv: string[]; env: Record<string, string> } {
   const args = [bwrap, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
+  for (const [node, path] of ownDeviceNodes(opts.stateRoot)) args.push("--dev-bind", node, path);
   if (!policy.network) args.push("--unshare-net"); // a fresh namespace whose only interface is its own loopback
   for (const root of policy.writableRoots) args.push("--bind", root, root);
-  for (const p of policy.readOnlyUnderWritable) args.push("--ro-bind", p, p);
+  const git = gitProtection(policy.writableRoots);
+  for (const p of git.pin) args.push("--bind", p, p);
+  for (const p of [...git.readOnly, ...policy.readOnlyUnderWritable]) args.push("--ro-bind", p, p);
   let empty: string | null = null;
   for (const hidden of hiddenPaths(policy, opts.cwd)) {
     if (hidden.directory) args.push("--perms", "0000", "--tmpfs", hidden.path);
     else args.push("--ro-bind", (empty ??= emptyFile(opts.stateRoot)), hidden.path);
   }
-  // bwrap enters the validated path by name; a bash command first checks (BASH_ENV) that
-  // it is the very directory that was validated and pinned, in case it was swapped meanwhile.
   if (opts.infoFd !== undefined) args.push("--info-fd", String(opts.infoFd));
-  let env = opts.env;
-  if (opts.pin) {
-    args.push("--ro-bind-fd", String(opts.pin.fd), PINNED_CWD);
-    if (opts.pin.shell) {
-      args.push("--ro-bind", checkScript(opts.stateRoot), CWD_CHECK);
-      env = { ...env, BASH_ENV: CWD_CHECK };
-      if (opts.env.BASH_ENV !== undefined) env.__AGENT_SHELL_BASH_ENV = opts.env.BASH_ENV;
-    }
+  args.push("--seccomp", String(opts.seccompFd), "--chdir", "/", "--", ...launcher);
+  return { argv: args, env: opts.env };
+}
+
+/**
+ * What a sandbox is built over, for a launcher started ahead (runtime/warm-launcher.ts): the
+ * hidden paths, the git files it protects and the writable roots, each as the very file it
+ * was (device, inode, birth). A secret or `.git/config` replaced outside since (a new file
+ * at the same path), or a root removed and made again, is a new file: the old sandbox would
+ * cover the old one, so it is not used.
+ */
+export function sandboxSignature(policy: SandboxPolicy, cwd: string): string {
+  const git = gitProtection(policy.writableRoots);
+  const paths = [...hiddenPaths(policy, cwd).map((h) => h.path), ...git.pin, ...git.readOnly, ...policy.readOnlyUnderWritable, ...policy.writableRoots];
+  return paths.map((p) => `${p}=${identity(p)}`).join("\n");
+}
+
+function identity(path: string): string {
+  try {
+    const st = lstatSync(path);
+    return `${st.dev}:${st.ino}:${st.birthtimeMs}:${st.isDirectory() ? "d" : "f"}`;
+  } catch {
+    return "gone";
   }
-  args.push("--chdir", opts.cwd, "--", ...argv);
-  return { argv: args, env };
 }

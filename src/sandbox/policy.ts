@@ -3,10 +3,12 @@ export type SandboxLevel = "namespaces" | "landlock";
 export interface SandboxPolicy {
   mode: "workspace-write" | "read-only";
   writableRoots: string[]; // absolute, symlinks resolved, existing
-  readOnlyUnderWritable: string[]; // .git/hooks, .git/config under writable roots (existing ones)
+  readOnlyUnderWritable: string[]; // `task`: the subagents' settings files (git files: git-guard.ts)
   denyRead: string[]; // secrets + agent-shell's state dir; absolute; may not exist
   network: boolean; // false → no network except loopback
   loopback: boolean;
+  /** Unix sockets a command may connect to (config sandbox_allow_unix_sockets); none: no AF_UNIX sockets at all. */
+  allowUnixSockets: string[];
 }
 
 export const SANDBOX_MODES = ["workspace-write", "read-only", "off"] as const;

@@ -1,6 +1,6 @@
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { expandHome } from "../config/expand-home.ts";
 import type { SandboxPolicy } from "./policy.ts";
 
@@ -8,8 +8,34 @@ import type { SandboxPolicy } from "./policy.ts";
 const TOOL_CACHES = ["~/.cache", "~/.npm", "~/.bun/install/cache", "~/.cargo/registry", "~/.cargo/git", "~/go/pkg/mod", "~/.local/share/pnpm", "~/.yarn"];
 /** Subagents keep their sessions here; writable for `task` only. */
 export const AGENT_STATE_DIRS = ["~/.claude", "~/.codex", "~/.gemini", "~/.config/clemini"];
-/** Credentials no command needs to read. */
-const SECRETS = ["~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube", "~/.docker/config.json", "~/.netrc", "~/.git-credentials"];
+/** Credentials no command needs to read (SPEC §11, §20). */
+const SECRETS = [
+  "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube", "~/.docker/config.json", "~/.netrc", "~/.git-credentials",
+  "~/.config/gh", "~/.npmrc", "~/.pypirc", "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.terraform.d/credentials.tfrc.json",
+  "~/.terraform.d/credentials", "~/.m2/settings.xml", "~/.m2/settings-security.xml", "~/.vault-token", "/etc/shadow", "/etc/gshadow",
+  "~/.bash_history", "~/.zsh_history", "~/.python_history", "~/.node_repl_history", "~/.psql_history", "~/.mysql_history",
+  "~/.sqlite_history", "~/.rediscli_history", "~/.irb_history", "~/.lesshst", "~/.history",
+];
+/** Secrets by pattern: what matches in these folders now (the fixed names above cover the usual ones made later). */
+const SECRET_PATTERNS: [dir: string, name: RegExp][] = [
+  ["~", /^\..*_history$/],
+  ["~/.cargo", /^credentials/],
+  ["~/.terraform.d", /^credentials/],
+  ["~/.m2", /^settings.*\.xml$/],
+];
+/** The subagents' own logins: hidden from commands, readable by `task` (a subagent needs its login). */
+const AGENT_CREDENTIALS = ["~/.claude/.credentials.json", "~/.codex/auth.json", "~/.gemini/oauth_creds.json"];
+/**
+ * The subagents' settings, where hooks and notify commands live: read-only for `task`, whose
+ * state dirs are writable (a hook written there would run outside the sandbox the next time
+ * a person starts that agent). Made empty when missing, so there is a file to protect.
+ */
+const AGENT_SETTINGS: [path: string, empty: string][] = [
+  ["~/.claude/settings.json", "{}\n"],
+  ["~/.claude/settings.local.json", "{}\n"],
+  ["~/.codex/config.toml", ""],
+  ["~/.gemini/settings.json", "{}\n"],
+];
 
 export interface PolicyInputs {
   mode: "workspace-write" | "read-only";
@@ -23,6 +49,7 @@ export interface PolicyInputs {
   stateDirs: string[];
   network: boolean;
   loopback: boolean;
+  allowUnixSockets: string[];
   /** `task` subagents also write their own state dirs. */
   agent?: boolean;
   home?: string;
@@ -52,14 +79,32 @@ export function buildPolicy(inputs: PolicyInputs): SandboxPolicy {
   const temp = ["/tmp", process.env.TMPDIR ?? "", tmpdir()].filter(Boolean);
   const wanted = inputs.mode === "read-only" ? temp : [...temp, ...inputs.allowedRoots, ...inputs.extraWritable.map(abs), ...TOOL_CACHES.map(abs), ...(inputs.agent ? AGENT_STATE_DIRS.map(abs) : [])];
   const writableRoots = unique(wanted.map(existing).filter((p): p is string => p !== null && p !== "/"));
-  const readOnlyUnderWritable = writableRoots.flatMap(gitControlFiles);
-  const denyRead = unique([...SECRETS, ...inputs.extraDenyRead].map(abs).concat(inputs.stateDirs.map((d) => resolve(d))).map((p) => existing(p) ?? p));
-  return { mode: inputs.mode, writableRoots, readOnlyUnderWritable, denyRead, network: inputs.network, loopback: inputs.loopback };
+  const readOnlyUnderWritable = inputs.agent ? agentSettings(abs) : [];
+  const secrets = [...SECRETS, ...AGENT_CREDENTIALS.filter(() => !inputs.agent)].map(abs).concat(secretsByPattern(abs));
+  const denyRead = unique(secrets.concat(inputs.extraDenyRead.map(abs), inputs.stateDirs.map((d) => resolve(d))).map((p) => existing(p) ?? p));
+  return { mode: inputs.mode, writableRoots, readOnlyUnderWritable, denyRead, network: inputs.network, loopback: inputs.loopback, allowUnixSockets: inputs.allowUnixSockets.map(abs) };
 }
 
-/** A repository's hooks and config under `root`: written by a command, they would run later outside the sandbox. */
-export function gitControlFiles(root: string): string[] {
-  return [join(root, ".git", "hooks"), join(root, ".git", "config")].filter((p) => existsSync(p));
+function secretsByPattern(abs: (p: string) => string): string[] {
+  return SECRET_PATTERNS.flatMap(([dir, name]) => {
+    try {
+      return readdirSync(abs(dir)).filter((entry) => name.test(entry)).map((entry) => join(abs(dir), entry));
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The subagents' settings files that exist (their folder does), made empty if missing. */
+function agentSettings(abs: (p: string) => string): string[] {
+  return AGENT_SETTINGS.flatMap(([path, empty]) => {
+    const file = abs(path);
+    if (!existsSync(dirname(file))) return [];
+    try {
+      writeFileSync(file, empty, { flag: "wx", mode: 0o600 });
+    } catch {}
+    return existsSync(file) ? [existing(file) ?? file] : [];
+  });
 }
 
 function unique(list: string[]): string[] {

@@ -1,8 +1,10 @@
 import { bwrapCommand } from "./bwrap.ts";
+import { launcherEnv } from "../runtime/env.ts";
+import { launcherStartEnv } from "../runtime/launch-script.ts";
 import { sandboxLevel, type LevelChoice } from "./index.ts";
 import { landlockCommand } from "./landlock/index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
-import { buildPolicy, gitControlFiles, type PolicyInputs, under } from "./roots.ts";
+import { buildPolicy, type PolicyInputs, under } from "./roots.ts";
 
 /** Distinct policies kept (connections and CLI requests with roots of their own each make one). */
 const MAX_CACHED_RUNS = 64;
@@ -15,22 +17,19 @@ export interface SandboxRun {
   policy: SandboxPolicy;
   level: SandboxLevel;
   /**
-   * Wraps the command's argv; `cwd` is the validated working directory, `pin` the child's
-   * fd number of that directory held open (the sandbox re-checks the command starts there),
-   * `infoFd` where bwrap writes its pid-namespace init's host pid.
+   * namespaces: bwrap around `argv`, a launcher (runtime/launch-script.ts) that starts in
+   * `/` and learns its command on fd 3; fd 4 carries the seccomp filter (SECCOMP_FD) and,
+   * with `info`, bwrap reports its namespace init's pid on fd 5 (INFO_FD).
+   * landlock: the Landlock launcher around the command `argv` itself, which reads the
+   * command's environment from fd 4 (landlock/exec.ts).
+   * Either way the returned environment is the launcher environment, never the command's.
    */
-  wrap(
-    argv: string[],
-    cwd: string,
-    env: Record<string, string>,
-    fds?: { pin?: { fd: number; shell: boolean }; infoFd?: number },
-  ): { argv: string[]; env: Record<string, string> };
-  /**
-   * namespaces level: wraps a launcher that learns its command later, so the sandbox can be
-   * built before the command comes (runtime/warm-launcher.ts); it starts in `/`.
-   */
-  wrapAhead?(launcher: string[], env: Record<string, string>): { argv: string[]; env: Record<string, string> };
+  wrap(argv: string[], opts: { cwd: string; info: boolean }): { argv: string[]; env: Record<string, string> };
 }
+
+/** The fds a bwrap command line reads (see SandboxRun.wrap). */
+export const SECCOMP_FD = 4;
+export const INFO_FD = 5;
 
 /** Thrown when a mode set explicitly cannot be provided here (faces exit 2). */
 export class SandboxUnavailableError extends Error {
@@ -44,6 +43,7 @@ export interface SandboxSettings {
   denyRead: string[];
   network: boolean;
   loopback: boolean;
+  allowUnixSockets: string[];
   allowedRoots: string[];
   stateDirs: string[];
   /** The state dir root, where the mode-000 placeholder file lives. */
@@ -56,6 +56,7 @@ export interface SandboxConfig {
   sandbox_deny_read: string[];
   sandbox_network: boolean;
   sandbox_network_loopback: boolean;
+  sandbox_allow_unix_sockets: string[];
 }
 
 /**
@@ -69,6 +70,7 @@ export function sandboxFromConfig(config: SandboxConfig, opts: { mode?: SandboxM
     denyRead: config.sandbox_deny_read,
     network: config.sandbox_network,
     loopback: config.sandbox_network_loopback,
+    allowUnixSockets: config.sandbox_allow_unix_sockets,
     allowedRoots: opts.allowedRoots,
     stateDirs: [opts.stateRoot, opts.defaultStateRoot],
     stateRoot: opts.stateRoot,
@@ -125,7 +127,7 @@ export class Sandbox {
       ).sort();
       if (extra.length) {
         run = this.cached(`${key}:${extra.join(":")}`, () =>
-          this.makeRun({ ...p, writableRoots: [...p.writableRoots, ...extra], readOnlyUnderWritable: [...p.readOnlyUnderWritable, ...extra.flatMap(gitControlFiles)] }),
+          this.makeRun({ ...p, writableRoots: [...p.writableRoots, ...extra] }),
         );
       }
     }
@@ -154,6 +156,7 @@ export class Sandbox {
       stateDirs: s.stateDirs,
       network: s.network,
       loopback: s.loopback,
+      allowUnixSockets: s.allowUnixSockets,
       agent,
     };
     return buildPolicy(inputs);
@@ -167,16 +170,10 @@ export class Sandbox {
       return {
         policy,
         level: "namespaces",
-        wrap: (argv, cwd, env, fds) => bwrapCommand(bwrap, policy, argv, { cwd, stateRoot, env, ...fds }),
-        wrapAhead: (launcher, env) => bwrapCommand(bwrap, policy, launcher, { cwd: "/", stateRoot, env }),
+        wrap: (launcher, opts) =>
+          bwrapCommand(bwrap, policy, launcher, { cwd: opts.cwd, stateRoot, env: launcherStartEnv(), seccompFd: SECCOMP_FD, ...(opts.info ? { infoFd: INFO_FD } : {}) }),
       };
     }
-    return {
-      policy,
-      level: "landlock",
-      wrap: (argv, _cwd, env) => ({ argv: landlockCommand(policy, argv), env }),
-      // The launcher re-executes this binary (~15 ms): a launcher restricted ahead saves that per command.
-      wrapAhead: (launcher, env) => ({ argv: landlockCommand(policy, launcher), env }),
-    };
+    return { policy, level: "landlock", wrap: (argv) => ({ argv: landlockCommand(policy, argv), env: launcherEnv() }) };
   }
 }

@@ -2,17 +2,17 @@ import { z } from "zod";
 import { runForeground } from "../background/tasks/index.ts";
 import { onWaitingForInput, startProgress } from "../background/watch/index.ts";
 import { asCodedError, CodedError, invalidArgument } from "../errors.ts";
-import { childEnv, remoteEnv } from "../runtime/env.ts";
+import { AGENT_ENV, childEnv, remoteEnv } from "../runtime/env.ts";
 import { confirmCommand } from "../safety/command-guard.ts";
 import { requestBinding } from "../safety/confirmations.ts";
 import { checkWorkingDirectory } from "../safety/paths.ts";
 import { commandLengthProblem } from "../safety/command-length.ts";
 import { checkInteractive, interactiveParameters } from "./interactive-params.ts";
-import { exitFields, interactiveFields, runOutput } from "./present.ts";
+import { exitFields, interactiveFields, outputView, runOutput, screenText } from "./present.ts";
 import { remoteTarget } from "./remote.ts";
 import { armService, compileService, existingService, serviceParameters, startService } from "./services/service.ts";
 import { startDeclaredService } from "./services/declared-service.ts";
-import { envSchema, osString } from "./schema-helpers.ts";
+import { envSchema, osString, outputParameters } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import type { ToolResult } from "../errors.ts";
 import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
@@ -25,40 +25,39 @@ const schema = z
     command: osString()
       .min(1, "must be a non-empty string")
       .optional()
-      .describe("The bash command to run with `bash -c` (e.g. 'npm test', 'git status'). Required unless `service` is given."),
+      .describe("Command line for `bash -c`. Required unless `service` is given."),
     service: z
       .string()
       .min(1)
       .optional()
-      .describe("Start this service declared in agent-shell.toml (in working_directory) with its dependencies, in order, each once ready; running ones are kept. Instead of command."),
-    description: z.string().optional().describe("Short human-readable description of what the command does; echoed back in results."),
+      .describe("Start this agent-shell.toml service instead."),
+    description: z.string().optional().describe("Echoed in results."),
     timeout_seconds: z
       .number()
       .int()
       .min(1)
       .optional()
-      .describe("Foreground time limit in seconds; on expiry the command's whole process group is terminated. (default: config timeout_seconds, 120)"),
+      .describe("Time limit (default: 120)."),
     confirmed: z
       .boolean()
       .default(false)
-      .describe("Set to true only after the user explicitly approved a command that returned needs_confirmation; the command must be byte-for-byte the same. (default: false)"),
+      .describe("true once the user approved this exact call (default: false)."),
     working_directory: osString()
       .optional()
-      .describe("Directory to run in; relative paths resolve against the server's cwd; must be inside the allowed paths. (default: the server's cwd)"),
+      .describe("Where to run (default: the server's cwd)."),
     run_in_background: z
       .boolean()
       .default(false)
-      .describe("Return at once with a task_id; read it with task_output, stop it with kill_shell. (default: false)"),
-    env: envSchema().optional().describe("Environment variables added to the inherited environment. (default: none)"),
-    stdin: z.string().optional().describe("Text fed to the command's stdin, which is then closed. (default: stdin is /dev/null)"),
+      .describe("Return a task_id at once (default: false)."),
+    env: envSchema().optional().describe("Extra variables."),
+    stdin: z.string().optional().describe("Text for stdin."),
     host: z
       .string()
       .min(1)
       .optional()
-      .describe(
-        "Name of a configured host ([hosts.NAME]: SSH, container or exec) to run on; working_directory is then a path there (default: its home), local allowed paths do not apply, and its task ids read 'NAME:bg-N'. (default: run locally)",
-      ),
+      .describe("Configured host; its task ids read NAME:bg-N."),
     sandbox: sandboxParameter,
+    ...outputParameters,
     ...serviceParameters,
     ...interactiveParameters,
   })
@@ -112,14 +111,11 @@ export const bashTool = defineTool({
   title: "Run a shell command",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   description:
-    "Run a bash command (builds, tests, git…) and return its output. Each command gets its own process group, stdin /dev/null, no " +
-    "terminal, and an OS sandbox (writes only in the allowed paths, temp dirs and tool caches; secrets unreadable). A timeout kills " +
-    "everything it started. Long output keeps head and tail around a '[... truncated, N bytes total ...]' line. Destructive commands " +
-    "first return needs_confirmation (repeat with confirmed: true after the user agrees). run_in_background returns a task_id for " +
-    "task_output/kill_shell; tty runs it on a pseudo-terminal (type with write_stdin). " +
-    "Returns: {command, exit_code, stdout, stderr, success, duration_ms, description?, sandbox, sandbox_level?, sandbox_denied?, signal?, " +
-    "stdout_truncated?, stdout_path?, screen?} in the foreground; {command, task_id, status, pid, ready?, already_running?} in the " +
-    "background; {needs_confirmation, command, message} when approval is needed.",
+    "Run a bash command in an OS sandbox (writes only in the workspace, temp and caches); a timeout kills all it started. Lon" +
+    "g output keeps errors, tail and head; each omission is one '[… N lines truncated (bytes A-B of T total) …]' line: task_o" +
+    "utput {task_id: output_task_id, stream, offset: A, length: B-A} reads it. Destructive commands ask the user, or return n" +
+    "eeds_confirmation (repeat with confirmed: true once the user agrees). Returns: {command, exit_code, stdout, stderr, succ" +
+    "ess, duration_ms, sandbox, description?, output_task_id?} | {task_id, status, pid} | {needs_confirmation, message}",
   schema,
   result: resultSchema,
   taskSupport: "optional",
@@ -144,9 +140,10 @@ export const bashTool = defineTool({
     // Local commands run in the OS sandbox; asking for a looser one is confirmed first.
     const sandboxed = remote
       ? null
-      : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding });
+      : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding, cwd });
     if (sandboxed && "result" in sandboxed) return sandboxed.result;
-    const confirmation = await confirmCommand({ ...args, binding }, ctx.confirmationPolicy, ctx.confirmations);
+    const approvedByPerson = sandboxed?.approvedByPerson === true;
+    const confirmation = await confirmCommand({ ...args, binding, cwd, approvedByPerson }, ctx.confirmationPolicy, ctx.confirmations);
     if (confirmation) return confirmation;
     const contained = sandboxed ? callSandbox(ctx, sandboxed.mode, cwd) : { run: undefined, report: { mode: "remote" } };
     const background = args.run_in_background;
@@ -163,7 +160,9 @@ export const bashTool = defineTool({
       spec: {
         command: args.command,
         cwd,
-        env: remote ? remoteEnv(args.env) : childEnv(args.env, args.tty ? { TERM: "xterm-256color" } : undefined),
+        env: remote
+          ? remoteEnv(args.env)
+          : childEnv(args.env, { passthrough: ctx.config.env_passthrough, extra: { ...(ctx.config.agent_env ? AGENT_ENV : {}), ...(args.tty ? { TERM: "xterm-256color" } : {}) } }),
         stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
         tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
         durable: background,
@@ -194,12 +193,12 @@ export const bashTool = defineTool({
         return ctx.progress ? startProgress(task, ctx.progress) : undefined;
       },
     }).catch(startFailed);
-    const maxBytes = ctx.config.max_output_bytes;
+    const view = outputView(ctx.config, args);
     if (outcome === "backgrounded") {
-      const output = runOutput(task, maxBytes, { markRead: true });
-      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task), ...sandboxFields(task) };
+      const output = runOutput(task, view, { markRead: true });
+      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task, view), ...sandboxFields(task) };
     }
-    const output = runOutput(task, maxBytes);
+    const output = runOutput(task, view, { keep: (t) => ctx.launcher.keepEnded(t) });
     if (outcome === "timeout") {
       throw new CodedError("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, { ...context, timeout_seconds: timeoutSeconds, ...output, ...sandboxFields(task) });
     }
@@ -218,7 +217,7 @@ export const bashTool = defineTool({
       ...(exit.signal ? { signal: exit.signal } : {}),
       ...described,
       duration_ms: task.durationMs,
-      ...(task.terminal ? { screen: task.terminal.screen() } : {}),
+      ...(task.terminal ? { screen: screenText(task, view) } : {}),
       ...sandboxFields(task),
     };
   },

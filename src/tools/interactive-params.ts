@@ -6,24 +6,18 @@ export const interactiveParameters = {
   tty: z
     .boolean()
     .optional()
-    .describe(
-      "Run under a pseudo-terminal (REPLs, prompts, curses UIs); stdout and stderr arrive merged in stdout as plain rendered text, and " +
-        "`screen` shows the visible screen. A foreground tty command stopped at a prompt becomes a background task (answer it with " +
-        "write_stdin). (default: false)",
-    ),
-  cols: z.number().int().min(10).max(1000).optional().describe("Terminal width with tty. (default: 120)"),
-  rows: z.number().int().min(2).max(1000).optional().describe("Terminal height with tty. (default: 30)"),
+    .describe("Pseudo-terminal; type with write_stdin."),
+  cols: z.number().int().min(10).max(1000).optional().describe("tty width"),
+  rows: z.number().int().min(2).max(1000).optional().describe("tty height"),
   keep_stdin_open: z
     .boolean()
     .optional()
-    .describe("Background only: give the task a writable stdin pipe for write_stdin. (default: false, stdin is /dev/null)"),
+    .describe("Keep stdin open for write_stdin."),
   background_after_seconds: z
     .number()
     .positive()
     .optional()
-    .describe(
-      "Foreground, but if still running after this many seconds, keep it running as a background task and return its task_id with the output so far. (default: none)",
-    ),
+    .describe("Background it after N seconds."),
 };
 
 export interface InteractiveArgs {

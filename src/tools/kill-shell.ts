@@ -6,7 +6,7 @@ import { resultShapes } from "./result-shapes.ts";
 
 const schema = z
   .object({
-    task_id: z.string().min(1).describe("The id of the task to kill (e.g. 'bg-1'), or a service name (its newest task)."),
+    task_id: z.string().min(1).describe("Task id (bg-N) or service name."),
   })
   .strict();
 
@@ -27,9 +27,8 @@ export const killShellTool = defineTool({
   title: "Stop a task",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description:
-    "Kill a background task (bash or subagent): its whole process group gets SIGTERM, then SIGKILL after a grace period; " +
-    "the call returns once every process of the group is gone. The task stays readable with task_output (status 'killed'). " +
-    "Returns: {task_id, task_type, status: 'killed'|'already_completed', success, exit_code?}",
+    "Kill a background task and all it started; returns once it is gone. Returns: {task_id, task_type, status: 'killed'|'alre" +
+    "ady_completed', success, exit_code?}",
   schema,
   result: resultSchema,
   async run(args, ctx) {

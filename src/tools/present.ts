@@ -1,8 +1,9 @@
-import { type OutputStream, renderRange, renderView, type ViewOptions } from "../background/output/index.ts";
+import { type OutputStream, shapeOutput, startOfLastLines, type ShapeRequest } from "../background/output/index.ts";
 import type { Task } from "../background/tasks/index.ts";
 import type { TerminalText } from "../background/terminal/index.ts";
 import { waitingPrompt } from "../background/watch/index.ts";
 import type { ToolResult } from "../errors.ts";
+import { decode } from "../background/output/decode.ts";
 import { sandboxFields } from "./sandbox/fields.ts";
 
 /**
@@ -31,9 +32,9 @@ export function exitFields(task: Task): Record<string, unknown> {
 }
 
 /** `screen` of a tty task, and `waiting_for_input` + `prompt` while it waits at a prompt. */
-export function interactiveFields(task: Task): Record<string, unknown> {
+export function interactiveFields(task: Task, view: OutputView = DEFAULT_VIEW): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
-  if (task.terminal) fields.screen = task.terminal.screen();
+  if (task.terminal) fields.screen = screenText(task, view);
   const prompt = waitingPrompt(task);
   if (prompt !== null) {
     fields.waiting_for_input = true;
@@ -42,87 +43,144 @@ export function interactiveFields(task: Task): Record<string, unknown> {
   return fields;
 }
 
+/** How a result shows output (SPEC §15): the budget for all its streams together, shaped or plain. */
+export interface OutputView {
+  budget: number;
+  /** Plain head and tail instead of shaping (`output: "raw"`, `output_shaping = false`). */
+  raw: boolean;
+}
+
+/** The view when a caller names none (the SPEC's defaults). */
+export const DEFAULT_VIEW: OutputView = { budget: 8000, raw: false };
+
+/** The view a call asks for: its own budget and mode, else the configuration's. */
+export function outputView(config: { max_output_bytes: number; output_shaping: boolean }, args: { max_output_bytes?: number; max_bytes?: number; output?: "raw" | "shaped" }): OutputView {
+  return {
+    budget: args.max_output_bytes ?? args.max_bytes ?? config.max_output_bytes,
+    raw: args.output !== undefined ? args.output === "raw" : !config.output_shaping,
+  };
+}
+
+/** A tty task's screen, shaped under the same budget as its output. */
+export function screenText(task: Task, view: OutputView): string {
+  const screen = task.terminal!.screen();
+  const bytes = new TextEncoder().encode(screen);
+  if (bytes.byteLength <= view.budget) return screen;
+  const source = { total: bytes.byteLength, read: (a: number, b: number) => bytes.subarray(a, b) };
+  return shapeOutput([{ source, start: 0, end: bytes.byteLength }], view)[0]!.text;
+}
+
 function spoolError(task: Task): string | null {
   return task.stdout.spool?.error ?? task.stderr.spool?.error ?? null;
 }
 
 /**
- * `stdout`/`stderr` of a whole run: head + tail beyond `maxBytes`, with
- * `<stream>_truncated` and, where the full text was spooled, `<stream>_path`.
- * `markRead` moves the read cursors past what was shown (a run handed to the background).
+ * `stdout`/`stderr` of a whole run, shaped under one budget. When anything was left out,
+ * the result says how to read it: `<stream>_truncated`, both streams' total bytes and log
+ * paths, and `output_task_id`, the registry task holding the full output (`keep` registers
+ * a foreground task as an ended one for that). `markRead` moves the read cursors past
+ * what was shown (a run handed to the background).
  */
-export function runOutput(task: Task, maxBytes: number, opts: { markRead?: boolean } = {}): Record<string, unknown> {
+export function runOutput(task: Task, view: OutputView, opts: { markRead?: boolean; keep?: (task: Task) => string } = {}): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
-  for (const stream of [stdoutText(task), task.stderr]) {
-    const total = stream.total;
-    const view = renderRange(stream, 0, total, maxBytes);
-    fields[stream.name] = view.text;
-    if (view.truncated) {
-      fields[`${stream.name}_truncated`] = true;
-      if (stream.path) fields[`${stream.name}_path`] = stream.path;
-    }
+  const streams = [stdoutText(task), task.stderr];
+  const shaped = shapeOutput(
+    streams.map((s) => ({ source: s, start: 0, end: s.total })),
+    view,
+  );
+  streams.forEach((stream, i) => {
+    fields[stream.name] = shaped[i]!.text;
+    if (shaped[i]!.truncated) fields[`${stream.name}_truncated`] = true;
     if (stream.spool?.error) fields.spool_error = stream.spool.error;
-    if (opts.markRead) stream.cursor = total;
+    if (opts.markRead) stream.cursor = stream.total;
+  });
+  if (shaped.some((s) => s.truncated)) {
+    // The full output must stay readable: on disk, and through task_output range reads.
+    if (!task.running) for (const s of [task.stdout, task.stderr]) s.spoolAll();
+    const id = task.id ?? opts.keep?.(task);
+    if (id) fields.output_task_id = id;
+    streams.forEach((stream) => {
+      if (stream.path) fields[`${stream.name}_path`] = stream.path;
+      fields[`${stream.name}_total_bytes`] = stream.total;
+    });
   }
   return fields;
 }
 
 export interface ReadOptions {
-  maxBytes: number;
+  view: OutputView;
   /** Start at the read cursor instead of the beginning. */
   onlyNew?: boolean;
-  /** A range read of one stream (does not move the cursor). */
+  /** A range read of one stream (does not move the cursor): raw bytes, never shaped. */
   range?: { stream: "stdout" | "stderr"; offset: number; length?: number };
   filter?: RegExp;
   tailLines?: number;
 }
 
-/** task_output's view of a task; a read without `range` moves both cursors to the end. */
-export function taskOutput(task: Task, opts: ReadOptions): ToolResult {
-  const result: ToolResult = { ...identity(task), status: task.status, ...(task.info.host !== undefined ? { host: task.info.host } : {}) };
-  const stdout = stdoutText(task);
-  const shape = (stream: Readable, start: number, end: number): void => {
-    const view = renderView(stream, { start, end, maxBytes: opts.maxBytes, filter: opts.filter, tailLines: opts.tailLines } satisfies ViewOptions);
-    // Parity: stdout always present, stderr only when it has something to show (or was asked for).
-    if (stream.name === "stdout" || view.text !== "" || opts.range) result[stream.name] = view.text;
-    if (view.truncated) result[`${stream.name}_truncated`] = true;
-  };
+/**
+ * task_output's view of tasks. Their streams share one budget (a result with several tasks
+ * carries them all); a range read returns raw bytes instead. A read without `range` moves
+ * both cursors of each task to the end.
+ */
+export function taskOutputs(tasks: Task[], opts: ReadOptions): ToolResult[] {
+  const results = tasks.map((task): ToolResult => ({ ...identity(task), status: task.status, ...(task.info.host !== undefined ? { host: task.info.host } : {}) }));
   if (opts.range) {
-    const stream = opts.range.stream === "stderr" ? task.stderr : stdout;
-    const end = Math.min(stream.total, opts.range.offset + (opts.range.length ?? opts.maxBytes));
-    shape(stream, Math.min(opts.range.offset, end), end);
+    tasks.forEach((task, i) => {
+      const stream = opts.range!.stream === "stderr" ? task.stderr : stdoutText(task);
+      const end = Math.min(stream.total, opts.range!.offset + (opts.range!.length ?? opts.view.budget));
+      const start = Math.min(opts.range!.offset, end);
+      results[i]![stream.name] = decode(stream.read(start, end) ?? new Uint8Array(0));
+    });
   } else {
-    for (const stream of [stdout, task.stderr]) {
+    const streams = tasks.flatMap((task) => [stdoutText(task), task.stderr]);
+    const requests: ShapeRequest[] = streams.map((stream) => {
       const total = stream.total;
-      shape(stream, opts.onlyNew ? stream.cursor : 0, total);
-      stream.cursor = total;
-    }
+      let start = opts.onlyNew ? Math.min(stream.cursor, total) : 0;
+      if (opts.tailLines !== undefined && !opts.filter) start = startOfLastLines(stream, start, total, opts.tailLines);
+      return { source: stream, start, end: total, filter: opts.filter, tailLines: opts.filter ? opts.tailLines : undefined };
+    });
+    const shaped = shapeOutput(requests, opts.view);
+    streams.forEach((stream, i) => {
+      const result = results[i >> 1]!;
+      const view = shaped[i]!;
+      // Parity: stdout always present, stderr only when it has something to show.
+      if (stream.name === "stdout" || view.text !== "") result[stream.name] = view.text;
+      if (view.truncated) result[`${stream.name}_truncated`] = true;
+      stream.cursor = requests[i]!.end;
+    });
   }
-  Object.assign(result, exitFields(task));
-  if (task.lostReason) result.lost_reason = task.lostReason;
-  if (task.note) result.note = task.note;
-  result.stdout_total_bytes = stdout.total;
-  result.stderr_total_bytes = task.stderr.total;
-  result.duration_ms = task.durationMs;
-  for (const stream of [task.stdout, task.stderr]) if (stream.path) result[`${stream.name}_path`] = stream.path;
-  const spool = spoolError(task);
-  if (spool) result.spool_error = spool;
-  return Object.assign(result, interactiveFields(task), sandboxFields(task));
+  return tasks.map((task, i) => {
+    const result = results[i]!;
+    Object.assign(result, exitFields(task));
+    if (task.lostReason) result.lost_reason = task.lostReason;
+    if (task.note) result.note = task.note;
+    result.stdout_total_bytes = stdoutText(task).total;
+    result.stderr_total_bytes = task.stderr.total;
+    result.duration_ms = task.durationMs;
+    for (const stream of [task.stdout, task.stderr]) if (stream.path) result[`${stream.name}_path`] = stream.path;
+    const spool = spoolError(task);
+    if (spool) result.spool_error = spool;
+    return Object.assign(result, interactiveFields(task, opts.view), sandboxFields(task));
+  });
 }
 
 /** write_stdin's answer: the output after the read cursor (what the input provoked); the cursors move to the end. */
-export function stdinAnswer(task: Task, bytesWritten: number, maxBytes: number): ToolResult {
+export function stdinAnswer(task: Task, bytesWritten: number, view: OutputView): ToolResult {
   const result: ToolResult = { task_id: task.id, bytes_written: bytesWritten, status: task.status };
   const stdout = stdoutText(task);
-  for (const stream of [stdout, task.stderr]) {
-    const total = stream.total;
-    const view = renderRange(stream, Math.min(stream.cursor, total), total, maxBytes);
+  const streams = [stdout, task.stderr];
+  const ends = streams.map((s) => s.total);
+  const shaped = shapeOutput(
+    streams.map((s, i) => ({ source: s, start: Math.min(s.cursor, ends[i]!), end: ends[i]! })),
+    view,
+  );
+  streams.forEach((stream, i) => {
     const field = stream === stdout ? "output" : "stderr";
-    if (field === "output" || view.text !== "") result[field] = view.text;
-    if (view.truncated) result[`${field}_truncated`] = true;
-    stream.cursor = total;
-  }
-  return Object.assign(result, exitFields(task), interactiveFields(task));
+    if (field === "output" || shaped[i]!.text !== "") result[field] = shaped[i]!.text;
+    if (shaped[i]!.truncated) result[`${field}_truncated`] = true;
+    stream.cursor = ends[i]!;
+  });
+  return Object.assign(result, exitFields(task), interactiveFields(task, view));
 }
 
 /** One task of task_list. */

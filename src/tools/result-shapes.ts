@@ -32,6 +32,7 @@ function build() {
   const sandboxShape = {
     sandbox: z.string().optional().describe("The sandbox mode applied: workspace-write, read-only, off, remote or unavailable."),
     sandbox_level: z.string().optional(),
+    sandbox_notes: z.array(z.string()).optional().describe("What this sandbox level cannot hold."),
     sandbox_denied: z.looseObject({}).optional().describe("A failure that looks like the sandbox refused a path or the network."),
   };
 
@@ -42,6 +43,9 @@ function build() {
     stdout_path: z.string().optional(),
     stderr_path: z.string().optional(),
     spool_error: z.string().optional(),
+    stdout_total_bytes: z.number().int().optional(),
+    stderr_total_bytes: z.number().int().optional(),
+    output_task_id: z.string().optional().describe("A task holding the full output: read omitted ranges with task_output offset/length."),
   };
 
   /** How a task ended: exit_code (-1 with `signal` when a signal ended it). */
@@ -69,6 +73,7 @@ function build() {
   /** task_output's view of one task. */
   const taskView = z.looseObject({
     task_id: z.string(),
+    ...streamShape,
     task_type: z.literal("background"),
     kind: z.string(),
     status: taskStatus,
@@ -81,7 +86,6 @@ function build() {
     stdout_total_bytes: z.number().int(),
     stderr_total_bytes: z.number().int(),
     duration_ms: z.number(),
-    ...streamShape,
     ...interactiveShape,
     ...sandboxShape,
   });

@@ -8,12 +8,8 @@ const schema = z
     status: z
       .enum(["running", "finished", "all"])
       .default("all")
-      .describe("Which tasks to list: 'running', 'finished' (completed, killed or lost) or 'all'. (default: 'all')"),
-    host: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("Only the tasks of this configured host. (default: local tasks, plus those of far-side hosts used since the server started)"),
+      .describe("Which tasks (default: 'all')."),
+    host: z.string().min(1).optional().describe("Only this configured host's tasks."),
   })
   .strict();
 
@@ -29,7 +25,7 @@ function resultSchema(): z.ZodType {
     prompt: z.string().optional(),
     description: z.string().optional(),
     name: z.string().optional(),
-    pid: z.number().int().nullable(),
+    pid: z.number().int().nullable().optional(),
     host: z.string().optional(),
     tty: z.boolean(),
     started_at: z.string(),
@@ -51,8 +47,8 @@ export const taskListTool = defineTool({
   title: "List tasks",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
-    "List background tasks (bash commands and subagents), ordered by id, with their status. " +
-    "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?, signal?, lost_reason?, restarts, restart_on?, restart_pending?, note?, spool_error?, sandbox?, sandbox_level?, sandbox_denied?}]}",
+    "List background tasks by id. " +
+    "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?}]}",
   schema,
   result: resultSchema,
   async run(args, ctx) {

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { firstOf } from "../first-of.ts";
 import { findTask } from "./find-task.ts";
-import { taskOutput } from "./present.ts";
-import { userRegex } from "./schema-helpers.ts";
+import { outputView, taskOutputs } from "./present.ts";
+import { outputParameters, userRegex } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import { resultShapes } from "./result-shapes.ts";
 
@@ -10,27 +10,22 @@ const MAX_BYTES_LIMIT = 1_000_000;
 
 const schema = z
   .object({
-    task_id: z.string().min(1).optional().describe("The task to read: its id (e.g. 'bg-1') or a service name (its newest task). Give this or task_ids."),
-    task_ids: z.array(z.string().min(1)).min(1).optional().describe("Several tasks to read (and wait for, with `until`)."),
+    task_id: z.string().min(1).optional().describe("Task id (bg-N) or service name."),
+    task_ids: z.array(z.string().min(1)).min(1).optional().describe("Several tasks."),
     until: z
       .enum(["any", "all"])
       .optional()
-      .describe("With task_ids and wait: return when any one or when all of them have finished. (default: 'all')"),
-    wait: z.boolean().default(false).describe("If true, block until the task ends or `timeout` passes. (default: false)"),
-    timeout: z.number().int().min(0).default(30).describe("Maximum seconds to wait when wait=true. (default: 30)"),
-    only_new: z.boolean().default(false).describe("Return only output produced since the previous read of this task. (default: false)"),
-    offset: z.number().int().min(0).optional().describe("Byte offset of a range read of the full (spooled) output; does not move the read cursor."),
-    length: z.number().int().min(0).optional().describe("Bytes to read from `offset`. (default: max_bytes)"),
-    stream: z.enum(["stdout", "stderr"]).optional().describe("Stream for a range read. (default: 'stdout')"),
-    tail_lines: z.number().int().min(0).optional().describe("Return only the last N lines of each stream."),
-    filter: z.string().optional().describe("Regular expression: return only the lines that match it."),
-    max_bytes: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_BYTES_LIMIT)
-      .default(50_000)
-      .describe(`Per-stream limit; longer output keeps its head and tail around a truncation line. (default: 50000, at most ${MAX_BYTES_LIMIT})`),
+      .describe("With task_ids (default: 'all')."),
+    wait: z.boolean().default(false).describe("Block until the task ends (default: false)."),
+    timeout_seconds: z.number().int().min(0).default(30).describe("Longest wait (default: 30)."),
+    only_new: z.boolean().default(false).describe("Only output since the last read (default: false)."),
+    offset: z.number().int().min(0).optional().describe("Raw byte range start."),
+    length: z.number().int().min(0).max(MAX_BYTES_LIMIT).optional().describe("Range length."),
+    stream: z.enum(["stdout", "stderr"]).optional().describe("Stream of the range (default: 'stdout')."),
+    tail_lines: z.number().int().min(0).optional().describe("Only the last N lines."),
+    filter: z.string().optional().describe("Only lines matching this regex."),
+    max_bytes: z.number().int().min(1).max(MAX_BYTES_LIMIT).optional().describe("Output budget (default: 8000)."),
+    output: outputParameters.output,
   })
   .strict()
   .superRefine((v, issue) => {
@@ -62,14 +57,11 @@ export const taskOutputTool = defineTool({
   title: "Read a task's output",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
-    "Get the output and status of a background task, optionally waiting for it to end (the wait returns as soon as the task exits). " +
-    "Status is 'running', 'completed' (ended on its own, whatever its exit code), 'killed' or 'lost'. Each call moves the task's read cursor " +
-    "to the end of its output, so only_new returns what arrived since the last read. offset/length read any byte range of the full output " +
-    "from the log file. Returns: {task_id, task_type, kind, status, host?, stdout, stderr?, exit_code?, signal?, lost_reason?, note?, stdout_total_bytes, sandbox?, sandbox_level?, sandbox_denied?, " +
-    "stderr_total_bytes, duration_ms, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?, spool_error?, screen?, waiting_for_input?, " +
-    "prompt?}; with task_ids: " +
-    "{results: [...], finished: [task_id...]}",
+    "Status (running, completed, killed, lost) and output of background tasks; wait: true blocks until the end. only_new: out" +
+    "put since the last read; offset/length: raw bytes of the full log. Returns: {task_id, task_type, kind, status, stdout, s" +
+    "tderr?, exit_code?, signal?, stdout_total_bytes, stderr_total_bytes, duration_ms, screen?} | {results, finished}",
   schema,
+  aliases: { timeout: "timeout_seconds" },
   result: resultSchema,
   async run(args, ctx) {
     const filter = args.filter !== undefined ? userRegex("task_output", "filter", args.filter) : undefined;
@@ -77,10 +69,11 @@ export const taskOutputTool = defineTool({
     if (args.wait) {
       const ended = tasks.map((t) => t.ended);
       const until = args.task_ids ? (args.until ?? "all") : "all";
-      await firstOf({ promises: { ended: until === "any" ? Promise.race(ended) : Promise.all(ended) }, timeoutMs: args.timeout * 1000, signal: ctx.signal });
+      await firstOf({ promises: { ended: until === "any" ? Promise.race(ended) : Promise.all(ended) }, timeoutMs: args.timeout_seconds * 1000, signal: ctx.signal });
     }
     const range = args.offset !== undefined ? { stream: args.stream ?? "stdout", offset: args.offset, length: args.length } : undefined;
-    const results = tasks.map((t) => taskOutput(t, { maxBytes: args.max_bytes, onlyNew: args.only_new, range, filter, tailLines: args.tail_lines }));
+    // One budget for the whole result, however many tasks it reads.
+    const results = taskOutputs(tasks, { view: outputView(ctx.config, args), onlyNew: args.only_new, range, filter, tailLines: args.tail_lines });
     ctx.registry.markFinalStatusRead(tasks);
     if (!args.task_ids) return results[0]!;
     return { results, finished: tasks.filter((t) => !t.running).map((t) => t.id!) };

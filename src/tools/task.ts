@@ -3,28 +3,32 @@ import { runForeground } from "../background/tasks/index.ts";
 import { AUTODETECT_TEMPLATES, expandTemplate, resolveAgentTemplate } from "../config/agent-command.ts";
 import { asCodedError, CodedError } from "../errors.ts";
 import { childEnv } from "../runtime/env.ts";
-import { exitFields, runOutput } from "./present.ts";
-import { envSchema, osString } from "./schema-helpers.ts";
+import { exitFields, outputView, runOutput } from "./present.ts";
+import { envSchema, osString, outputParameters } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import { resultShapes } from "./result-shapes.ts";
 import { requestBinding } from "../safety/confirmations.ts";
 import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
 import { sandboxFields } from "./sandbox/fields.ts";
 
+/** The agent CLIs' API key variables: inherited by subagents only. */
+const AGENT_KEYS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"];
+
 const schema = z
   .object({
-    prompt: osString().min(1, "must be a non-empty string").describe("The task for the subagent, passed as one argument (never through a shell)."),
-    background: z.boolean().default(false).describe("Return at once with a task_id; follow it with task_output, stop it with kill_shell. (default: false)"),
+    prompt: osString().min(1, "must be a non-empty string").describe("The task for the subagent."),
+    background: z.boolean().default(false).describe("Return a task_id at once (default: false)."),
     timeout_seconds: z
       .number()
       .int()
       .min(1)
       .optional()
-      .describe("Foreground time limit; on expiry the subagent and everything it started are terminated. (default: config task_timeout_seconds, 1800)"),
-    env: envSchema().optional().describe("Environment variables added to the inherited environment (API keys are inherited). (default: none)"),
-    description: z.string().optional().describe("Short human-readable description; shown in task_list."),
+      .describe("Time limit (default: 1800)."),
+    env: envSchema().optional().describe("Extra variables."),
+    description: z.string().optional().describe("Short note, shown in task_list."),
     sandbox: sandboxParameter,
-    confirmed: z.boolean().optional().describe("Set to true only after the user approved a call that returned needs_confirmation (a looser sandbox). (default: false)"),
+    ...outputParameters,
+    confirmed: z.boolean().optional().describe("true once the user approved this exact call (default: false)."),
   })
   .strict();
 
@@ -43,17 +47,18 @@ export const taskTool = defineTool({
   title: "Run a subagent",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   description:
-    "Run a subagent: another coding-agent CLI in non-interactive mode (configured with agent_command, else the first of claude, codex, gemini, " +
-    "clemini found on PATH), given `prompt`, in the server's cwd with stdin closed. Use for delegated or parallel work. " +
-    "Runs in the OS sandbox (its own state dirs writable). " +
-    "Returns: {status: 'completed'|'failed', exit_code, stdout, stderr, sandbox, sandbox_level?, sandbox_denied?, signal?, stdout_truncated?, stderr_truncated?, stdout_path?, stderr_path?} " +
-    "in the foreground; {task_id, status: 'running', prompt} with background.",
+    "Run a subagent CLI (agent_command, else claude, codex, gemini or clemini) on `prompt`, non-interactively, in the sandbox" +
+    ". Returns: {status: 'completed'|'failed', exit_code, stdout, stderr, sandbox, output_task_id?} | {task_id, status, promp" +
+    "t}",
   schema,
   result: resultSchema,
   taskSupport: "optional",
   async run(args, ctx) {
-    const env = childEnv(args.env);
-    const template = resolveAgentTemplate(ctx.config.agent_command, env.PATH);
+    // The subagent's own API keys pass to it (it needs its login), never to `bash` commands.
+    const env = childEnv(args.env, { passthrough: [...ctx.config.env_passthrough, ...AGENT_KEYS] });
+    // The CLI comes from the server's own PATH: a call's env.PATH cannot swap in another `claude` (SPEC §20).
+    const serverPath = process.env.PATH ?? "";
+    const template = resolveAgentTemplate(ctx.config.agent_command, serverPath);
     if (!template) {
       throw new CodedError(
         "INVALID_ARGUMENT",
@@ -64,7 +69,8 @@ export const taskTool = defineTool({
       );
     }
     const argv = expandTemplate(template, { prompt: args.prompt, cwd: ctx.cwd });
-    const sandboxed = await guardSandbox(ctx, { key: args.prompt, field: "prompt", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding: requestBinding("task", args) });
+    argv[0] = Bun.which(argv[0]!, { PATH: serverPath, cwd: ctx.cwd }) ?? argv[0]!;
+    const sandboxed = await guardSandbox(ctx, { key: args.prompt, field: "prompt", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding: requestBinding("task", args), cwd: ctx.cwd });
     if ("result" in sandboxed) return sandboxed.result;
     const contained = callSandbox(ctx, sandboxed.mode, ctx.cwd, { agent: true });
     const request = {
@@ -90,7 +96,7 @@ export const taskTool = defineTool({
       signal: ctx.signal,
       onStart: (task) => void ctx.onTask?.(task),
     }).catch(startFailed);
-    const output = runOutput(task, ctx.config.max_output_bytes);
+    const output = runOutput(task, outputView(ctx.config, args), { keep: (t) => ctx.launcher.keepEnded(t) });
     if (outcome === "timeout") {
       throw new CodedError("TIMEOUT", `Subagent timed out after ${timeoutSeconds} seconds`, { prompt: args.prompt, timeout_seconds: timeoutSeconds, ...output, ...sandboxFields(task) });
     }

@@ -4,34 +4,33 @@ import { keyBytes, KNOWN_KEYS_HELP } from "../background/terminal/index.ts";
 import { CodedError, invalidArgument } from "../errors.ts";
 import { firstOf } from "../first-of.ts";
 import { findTask } from "./find-task.ts";
-import { stdinAnswer } from "./present.ts";
+import { outputView, stdinAnswer } from "./present.ts";
 import { defineTool } from "./types.ts";
 import { resultShapes } from "./result-shapes.ts";
 
 const MAX_YIELD_MS = 10_000;
 /** Once output has started, this much quiet means the program has answered. */
 const SETTLE_MS = 150;
-const MAX_OUTPUT_BYTES = 50_000;
 
 const schema = z
   .object({
-    task_id: z.string().min(1).describe("The task to write to (e.g. 'bg-1'): a tty task, or a background task started with keep_stdin_open."),
+    task_id: z.string().min(1).describe("A tty task, or one with keep_stdin_open."),
     chars: z
       .string()
       .default("")
-      .describe("Text to type; control characters work on a tty ('\\u0003' interrupts, '\\u0004' is EOF); '' only polls for output. (default: '')"),
+      .describe("Text to type; '' only polls (default: '')."),
     keys: z
       .array(z.string())
       .default([])
-      .describe(`Named keys sent after chars, e.g. ["enter"], ["ctrl-c"], ["up", "enter"]. Known: ${KNOWN_KEYS_HELP}. (default: none)`),
-    close_stdin: z.boolean().default(false).describe("After writing, close stdin (EOF; on a tty, Ctrl-D). (default: false)"),
+      .describe("Named keys after chars: enter, tab, up, ctrl-c…"),
+    close_stdin: z.boolean().default(false).describe("Then close stdin (default: false)."),
     yield_ms: z
       .number()
       .int()
       .min(0)
       .max(MAX_YIELD_MS)
       .default(250)
-      .describe(`How long to wait for output after writing; returns early when the task exits or its output settles. (default: 250, at most ${MAX_YIELD_MS})`),
+      .describe("Wait for output, ms (default: 250)."),
   })
   .strict();
 
@@ -56,11 +55,8 @@ export const writeStdinTool = defineTool({
   title: "Type into a task",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
-    "Type into a running interactive task (started with bash tty: true, or run_in_background with keep_stdin_open: true) and read what it " +
-    "printed in response: writes chars, then the named keys, optionally closes stdin, then waits up to yield_ms for output or exit. " +
-    "The output is everything after the task's read cursor (so what the input provoked); the cursor moves to the end. chars '' just polls. " +
-    "On a finished task it returns the final status. Returns: {task_id, bytes_written, status, output, stderr?, output_truncated?, screen?, " +
-    "exit_code?, signal?, waiting_for_input?, prompt?}",
+    "Type into an interactive task (bash tty, or keep_stdin_open) and read what it printed in response (up to yield_ms). " +
+    "Returns: {task_id, bytes_written, status, output, screen?, exit_code?, waiting_for_input?, prompt?}",
   schema,
   result: resultSchema,
   async run(args, ctx) {
@@ -90,7 +86,7 @@ export const writeStdinTool = defineTool({
       if (args.close_stdin) task.closeStdin();
       await settled;
     }
-    return stdinAnswer(task, written, MAX_OUTPUT_BYTES);
+    return stdinAnswer(task, written, outputView(ctx.config, {}));
   },
 });
 

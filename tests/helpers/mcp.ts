@@ -1,6 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { type ClientCapabilities, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -31,6 +31,10 @@ export interface StartOptions {
   env?: Record<string, string>;
   cwd?: string;
   stateDir?: string;
+  /** What the client declares (e.g. elicitation); none when absent. */
+  capabilities?: ClientCapabilities;
+  /** Runs before connecting: e.g. a request handler playing the person. */
+  setup?: (client: Client) => void;
 }
 
 /** Starts `dist/agent-shell mcp` in a fresh temp cwd and connects the official SDK client. */
@@ -49,7 +53,8 @@ export async function startServer(opts: StartOptions = {}): Promise<McpSession> 
     env,
     stderr: "pipe",
   });
-  const client = new Client({ name: "agent-shell-tests", version: "0" });
+  const client = new Client({ name: "agent-shell-tests", version: "0" }, opts.capabilities ? { capabilities: opts.capabilities } : undefined);
+  opts.setup?.(client);
   const notices: Array<Record<string, unknown>> = [];
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
     notices.push(n.params.data as Record<string, unknown>);

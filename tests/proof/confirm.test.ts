@@ -146,9 +146,9 @@ describe("confirmation bypass attempts", () => {
 
   test("always-blocked commands stay blocked with confirmed: true, before or after asking", async () => {
     for (const command of ["mkfs.proof-does-not-exist /dev/null", "dd if=/dev/zero of=/dev/null count=1", "echo x; mkfs.proof-nothing"]) {
-      await expectRefused(a, { command, confirmed: true }, "): matches pattern");
-      await expectRefused(a, { command }, "): matches pattern");
-      await expectRefused(a, { command, confirmed: true }, "): matches pattern");
+      await expectRefused(a, { command, confirmed: true }, "): agent-shell never runs this");
+      await expectRefused(a, { command }, "): agent-shell never runs this");
+      await expectRefused(a, { command, confirmed: true }, "): agent-shell never runs this");
     }
   });
 

@@ -84,6 +84,16 @@ export class Spool {
     this.write(chunk);
   }
 
+  /**
+   * Writes a whole stream at once when spooling never started (foreground output short
+   * enough to live in memory only, which a result then left partly out).
+   */
+  fill(bytes: Uint8Array): void {
+    if (this.started || !this.createFile()) return;
+    this.write(bytes);
+    this.close();
+  }
+
   private write(bytes: Uint8Array): void {
     if (this.fd === null || this.error !== null || bytes.byteLength === 0) return;
     let data = bytes;

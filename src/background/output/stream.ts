@@ -60,6 +60,12 @@ export class OutputStream {
     for (const l of this.listeners) l(chunk);
   }
 
+  /** Makes the log file hold the whole stream, also when it was short enough to live in memory only. */
+  spoolAll(): void {
+    const all = this.spool && !this.spool.exists && this.spool.error === null ? this.buffer.read(0, this.total) : null;
+    if (all) this.spool!.fill(all);
+  }
+
   onData(listener: (chunk: Uint8Array) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

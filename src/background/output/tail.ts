@@ -1,5 +1,5 @@
 import { decode } from "./decode.ts";
-import type { ByteSource } from "./truncate.ts";
+import type { ByteSource } from "./shape/items.ts";
 
 /** How far back the last line is looked for: a prompt or a progress line is short. */
 const TAIL_BYTES = 4096;

@@ -109,10 +109,22 @@ export class Launcher {
           if (task.rawOutput?.spool?.active) task.removeLogs();
           return;
         }
-        setTimeout(() => task.removeLogs(), this.options.foregroundLogTtlMs).unref?.();
+        // A result that left output out registers the ended task (output_task_id): then the registry owns its logs.
+        setTimeout(() => task.id === null && task.removeLogs(), this.options.foregroundLogTtlMs).unref?.();
       });
     }
     return task;
+  }
+
+  /**
+   * An ended foreground task whose result left output out becomes a finished task of the
+   * registry (`output_task_id`): its full output stays readable until the task TTL.
+   */
+  keepEnded(task: Task): string {
+    if (task.id !== null) return task.id;
+    const id = this.adopt(task);
+    task.finalStatusRead = true; // its result was delivered: the finished-task cap may take it first
+    return id;
   }
 
   /** Starts an ended background task again under its id (restart in place); false if it cannot be. */

@@ -13,6 +13,7 @@ const policySchema = z.object({
   denyRead: z.array(z.string()),
   network: z.boolean(),
   loopback: z.boolean(),
+  allowUnixSockets: z.array(z.string()),
 });
 
 export function decodePolicy(text: string): SandboxPolicy {

@@ -1,7 +1,9 @@
 import { handledFs, NET, rulesetAttrSize, SCOPE } from "./abi.ts";
 import { decodePolicy } from "./encode.ts";
 import { landlockRules } from "./rules.ts";
-import { addPathRule, closeFd, createRuleset, execve, landlockAbi, openPath, restrictSelf } from "./syscalls.ts";
+import { readFileSync } from "node:fs";
+import { seccompProgram } from "../seccomp/filter.ts";
+import { addPathRule, applySeccomp, closeFd, createRuleset, dropCapabilities, execve, landlockAbi, openPath, restrictSelf } from "./syscalls.ts";
 
 /** Exit status when the sandbox could not be applied: the command never ran. */
 const CANNOT_SANDBOX = 126;
@@ -29,19 +31,36 @@ export function runSandboxExec(args: string[]): number {
         closeFd(fd);
       }
     }
+    // The command's environment comes on fd 4: this launcher ran with the launcher environment,
+    // so nothing a call sets (LD_PRELOAD, BUN_BE_BUN) acted before the restrictions (SPEC §20).
+    const env = commandEnv();
+    dropCapabilities();
     restrictSelf(ruleset);
     closeFd(ruleset);
-    // fds 3 and 4 are the runtime's pinned directory and bwrap's info pipe: not the command's.
+    applySeccomp(seccompProgram({ allowUnixSockets: policy.allowUnixSockets.length > 0 }));
+    // fd 3 is the runtime's pinned directory: not the command's.
     closeFd(3);
-    closeFd(4);
-    const file = argv[0]!.includes("/") ? argv[0]! : Bun.which(argv[0]!, { PATH: process.env.PATH ?? "/usr/bin:/bin" });
+    const path = env.find((e) => e.startsWith("PATH="))?.slice(5) ?? "/usr/bin:/bin";
+    const file = argv[0]!.includes("/") ? argv[0]! : Bun.which(argv[0]!, { PATH: path });
     if (!file) throw new Error(`${argv[0]}: command not found`);
-    const env = Object.entries(process.env).map(([k, v]) => `${k}=${v}`);
     throw execve(file, argv, env);
   } catch (e) {
     process.stderr.write(`agent-shell: cannot start the command inside the Landlock sandbox: ${(e as Error).message}\n`);
     return CANNOT_SANDBOX;
   }
+}
+
+/** The command's environment, NUL-separated on fd 4 (absent: the launcher's own). */
+function commandEnv(): string[] {
+  let text: string;
+  try {
+    text = readFileSync(4, "utf8");
+  } catch {
+    return Object.entries(process.env).map(([k, v]) => `${k}=${v}`);
+  } finally {
+    closeFd(4);
+  }
+  return text.split("\0").filter((e) => e.includes("="));
 }
 
 /** Every right this ABI knows is handled; the network too when it is cut; signals and abstract sockets scoped. */

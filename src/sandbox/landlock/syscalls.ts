@@ -8,6 +8,7 @@ interface LandlockLibc {
   open(path: number, flags: number, mode: number): number;
   close(fd: number): number;
   execve(path: number, argv: number, envp: number): number;
+  capset(header: number, data: number): number;
   __errno_location(): number;
 }
 
@@ -21,6 +22,7 @@ function libc(): LandlockLibc {
     open: { args: [FFIType.ptr, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
     close: { args: [FFIType.i32], returns: FFIType.i32 },
     execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+    capset: { args: [FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
     __errno_location: { args: [], returns: FFIType.ptr },
   }).symbols as unknown as LandlockLibc;
   return lib;
@@ -91,4 +93,33 @@ export function execve(file: string, argv: string[], env: string[]): SyscallErro
   const envTable = table(keep.slice(1 + argv.length));
   libc().execve(ptr(keep[0]!) as never, ptr(argvTable) as never, ptr(envTable) as never);
   return new SyscallError(`execve(${file})`, errno());
+}
+
+const PR_CAPBSET_DROP = 24;
+const PR_CAP_AMBIENT = 47;
+const PR_CAP_AMBIENT_CLEAR_ALL = 4;
+const PR_SET_SECCOMP = 22;
+const SECCOMP_MODE_FILTER = 2;
+const LINUX_CAPABILITY_VERSION_3 = 0x20080522;
+
+/**
+ * No capabilities for the command, root included (SPEC §20): the bounding set is emptied
+ * (so an exec as root gains none back), then the ambient, effective, permitted and
+ * inheritable sets. Without CAP_SYS_ADMIN, sethostname fails; without CAP_DAC_OVERRIDE,
+ * root is held by file modes like anyone.
+ */
+export function dropCapabilities(): void {
+  for (let cap = 0; cap < 64; cap++) libc().prctl(PR_CAPBSET_DROP, BigInt(cap), 0n, 0n, 0n); // EINVAL past the last one
+  libc().prctl(PR_CAP_AMBIENT, BigInt(PR_CAP_AMBIENT_CLEAR_ALL), 0n, 0n, 0n);
+  const header = new Uint32Array([LINUX_CAPABILITY_VERSION_3, 0]);
+  const data = new Uint32Array(6); // two of {effective, permitted, inheritable}, all zero
+  if (libc().capset(ptr(header) as never, ptr(data) as never) !== 0) throw new SyscallError("capset", errno());
+}
+
+/** Loads a classic BPF seccomp filter (no_new_privs must be set first: restrictSelf does). */
+export function applySeccomp(program: Buffer): void {
+  const fprog = Buffer.alloc(16); // struct sock_fprog: u16 len, padding, pointer
+  fprog.writeUInt16LE(program.byteLength / 8, 0);
+  fprog.writeBigUInt64LE(BigInt(ptr(program)), 8);
+  if (libc().prctl(PR_SET_SECCOMP, BigInt(SECCOMP_MODE_FILTER), BigInt(ptr(fprog)), 0n, 0n) !== 0) throw new SyscallError("prctl(PR_SET_SECCOMP)", errno());
 }

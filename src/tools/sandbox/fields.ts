@@ -1,12 +1,13 @@
-import { renderRange } from "../../background/output/index.ts";
+import { type ByteSource, decode } from "../../background/output/index.ts";
 import type { Task } from "../../background/tasks/index.ts";
 import { detectSandboxDenied } from "../../sandbox/denied.ts";
+import { levelGaps } from "../../sandbox/gaps.ts";
 
 /** How much of the end of each stream is searched for permission errors. */
 const SCAN_BYTES = 64 * 1024;
 
-function tailText(stream: Parameters<typeof renderRange>[0] & { total: number }): string {
-  return renderRange(stream, Math.max(0, stream.total - SCAN_BYTES), stream.total, SCAN_BYTES).text;
+function tailText(stream: ByteSource): string {
+  return decode(stream.read(Math.max(0, stream.total - SCAN_BYTES), stream.total) ?? new Uint8Array(0));
 }
 
 /**
@@ -19,6 +20,8 @@ export function sandboxFields(task: Task): Record<string, unknown> {
   if (!sb) return {};
   const fields: Record<string, unknown> = { sandbox: sb.mode };
   if (sb.level) fields.sandbox_level = sb.level;
+  const gaps = levelGaps(sb.level);
+  if (gaps.length) fields.sandbox_notes = gaps;
   const failed = task.exit !== null && (task.exit.code !== 0 || task.exit.signal !== null);
   if (failed && sb.writableRoots) {
     const denied = detectSandboxDenied({

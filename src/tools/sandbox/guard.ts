@@ -1,18 +1,13 @@
 import { z } from "zod";
 import type { TaskSandbox } from "../../background/tasks/task.ts";
-import { needsCaution } from "../../safety/patterns.ts";
+import { classifyCommand, needsCaution } from "../../safety/patterns.ts";
+import { type ConfirmationQuestion, confirmByPerson, refusedWithoutPerson } from "../../safety/person-confirmation.ts";
 import { SANDBOX_MODES, strictness, type SandboxMode } from "../../sandbox/policy.ts";
 import type { SandboxRun } from "../../sandbox/setup.ts";
 import { CodedError, type ToolResult } from "../../errors.ts";
 import type { ToolContext } from "../types.ts";
 
-export const sandboxParameter = z
-  .enum(SANDBOX_MODES)
-  .optional()
-  .describe(
-    "OS sandbox for this call: 'workspace-write' (writes only under the allowed paths, temp and caches), 'read-only' (writes only to temp), " +
-      "or 'off'. Stricter than the server's runs at once; looser first returns needs_confirmation. (default: the server's sandbox mode)",
-  );
+export const sandboxParameter = z.enum(SANDBOX_MODES).optional().describe("Looser than the server's asks first.");
 
 /** The containment of a call whose mode was settled by guardSandbox, in its validated `cwd`. */
 export function callSandbox(ctx: ToolContext, mode: SandboxMode, cwd: string, opts: { agent?: boolean } = {}): CallSandbox {
@@ -37,16 +32,26 @@ export interface CallSandbox {
  */
 export async function guardSandbox(
   ctx: ToolContext,
-  args: { key: string; field: "command" | "prompt"; sandbox?: SandboxMode; confirmed?: boolean; description?: string; binding: string },
-): Promise<{ mode: SandboxMode } | { result: ToolResult }> {
+  args: { key: string; field: "command" | "prompt"; sandbox?: SandboxMode; confirmed?: boolean; description?: string; binding: string; cwd: string },
+): Promise<{ mode: SandboxMode; approvedByPerson?: boolean } | { result: ToolResult }> {
   const server = ctx.sandboxMode;
   const mode = args.sandbox ?? server;
   if (args.sandbox !== undefined && strictness(mode) < strictness(server)) {
     const record = `\0sandbox\0${args.binding}`;
     const policy = ctx.confirmationPolicy;
     const what = `This call asks to run outside the server's sandbox ('${server}' → '${mode}')`;
+    if (policy.kind === "person" || policy.kind === "nobody") {
+      // One question covers both: the looser sandbox and what the command itself would do.
+      const verdict = args.field === "command" ? classifyCommand(args.key) : ({ kind: "allowed" } as const);
+      if (verdict.kind === "blocked") return { mode }; // refused next, whatever a person would say: not asked
+      const reasons = [looserInWords(server, mode), ...(verdict.kind === "caution" ? [verdict.what] : [])];
+      const question: ConfirmationQuestion = { field: args.field, text: args.key, cwd: args.cwd, reasons };
+      if (policy.kind === "nobody") throw refusedWithoutPerson(question);
+      await confirmByPerson(policy.ask, question);
+      return { mode, approvedByPerson: true };
+    }
     if (policy.kind === "ask") {
-      if (!args.confirmed && !(await policy.ask(`${args.key}   [${what}]`))) {
+      if (!(await policy.ask(`${args.key}   [${what}]`))) {
         throw new CodedError("BLOCKED", `Cancelled: ${what.toLowerCase()} and was not confirmed (answer y, or pass --yes)`, { [args.field]: args.key });
       }
     } else if (!args.confirmed) {
@@ -69,4 +74,10 @@ export async function guardSandbox(
     }
   }
   return { mode };
+}
+
+/** A looser sandbox for one call, as a person would read it. */
+function looserInWords(server: SandboxMode, mode: SandboxMode): string {
+  const what = mode === "off" ? "runs with no sandbox at all (it may write anywhere you can and read your secrets)" : `runs in the looser '${mode}' sandbox`;
+  return `${what}, instead of this server's '${server}' sandbox`;
 }

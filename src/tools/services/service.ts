@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Task } from "../../background/tasks/index.ts";
 import { awaitReadiness, watchOutput } from "../../background/watch/index.ts";
 import { CodedError, invalidArgument, type ToolResult } from "../../errors.ts";
-import { exitFields, runOutput } from "../present.ts";
+import { exitFields, outputView, runOutput } from "../present.ts";
 import { userRegex } from "../schema-helpers.ts";
 import type { ToolContext } from "../types.ts";
 import { applyRestartPolicy } from "../../background/tasks/restart-policy.ts";
@@ -13,35 +13,35 @@ export const serviceParameters = {
     .string()
     .min(1)
     .optional()
-    .describe("Service name (background only): while a task of this name runs, the same call returns it (already_running: true) instead of starting a duplicate."),
-  ready_pattern: z.string().min(1).optional().describe("Background only: return once an output line matches this regex (ready: true)."),
-  ready_port: z.number().int().min(1).max(65535).optional().describe("Background only: return once this TCP port accepts connections (ready: true)."),
+    .describe("Service name; never started twice."),
+  ready_pattern: z.string().min(1).optional().describe("Return once output matches."),
+  ready_port: z.number().int().min(1).max(65535).optional().describe("Return once this port listens."),
   ready_url: z
     .string()
     .regex(/^https?:\/\//i, "must be an http:// or https:// URL")
     .optional()
-    .describe("Background only: return once a GET of this URL answers 2xx or 3xx (ready: true)."),
+    .describe("Return once a GET succeeds."),
   restart_on: z
     .enum(["failure", "always"])
     .optional()
-    .describe("Background only: when the task exits on its own (non-zero exit, or any exit), start it again in place, same id. A kill never restarts. (default: never)"),
-  max_restarts: z.number().int().min(0).max(1_000_000).optional().describe("With restart_on: at most this many automatic restarts. (default: unlimited)"),
+    .describe("Restart when it exits."),
+  max_restarts: z.number().int().min(0).max(1_000_000).optional().describe("Restart limit."),
   restart_delay_seconds: z
     .number()
     .min(0)
     .max(3600)
     .optional()
-    .describe("With restart_on: seconds before a restart; doubled after each quick failure, up to 30. (default: 1)"),
+    .describe("Delay before a restart."),
   ready_timeout_seconds: z
     .number()
     .positive()
     .optional()
-    .describe("How long to wait for readiness; on expiry the task is killed and TIMEOUT returned. (default: 60)"),
+    .describe("Readiness limit (default: 60)."),
   notify_pattern: z
     .string()
     .min(1)
     .optional()
-    .describe("Background only: output lines matching this regex are sent as notifications/message {event: 'task_output_matched', task_id, lines} (at most one per second)."),
+    .describe("Notify matching lines."),
 };
 
 export interface ServiceArgs {
@@ -107,7 +107,7 @@ export async function startService(task: Task, args: ServiceArgs, service: Compi
   if (readiness.outcome === "ready") return { ready: true, ready_after_ms: readiness.afterMs };
   await task.kill(); // also cancels a restart its policy may have scheduled
   await task.ended;
-  const context = { command: args.command, task_id: task.id, ...exitFields(task), ...runOutput(task, ctx.config.max_output_bytes) };
+  const context = { command: args.command, task_id: task.id, ...exitFields(task), ...runOutput(task, outputView(ctx.config, {})) };
   if (readiness.outcome === "timeout") {
     const what = [service.ready ? `no output line matched ready_pattern '${args.ready_pattern}'` : "", args.ready_port ? `port ${args.ready_port} did not accept connections` : "", args.ready_url ? `GET ${args.ready_url} did not answer 2xx/3xx` : ""]
       .filter(Boolean)

@@ -1,0 +1,113 @@
+import { decode } from "../decode.ts";
+import { lineKind, type LineKind } from "./line-kind.ts";
+import { lineHasControl, renderLine } from "./terminal-control.ts";
+
+/** What shaping reads: a stream's total size and its bytes (from memory or the spool). */
+export interface ByteSource {
+  readonly total: number;
+  read(start: number, end: number): Uint8Array | null;
+}
+
+/** One line of output: its raw byte range in the stream and its rendered text. */
+export interface LineItem {
+  kind: "line";
+  /** Raw byte range [start, end) in the stream, its newline included. */
+  start: number;
+  end: number;
+  /** The raw text, without its newline. */
+  raw: string;
+  /** The text a result shows: terminal control rendered, without its newline. */
+  text: string;
+  /** Whether the raw line ends with a newline (the stream's last line may not). */
+  newline: boolean;
+  /** Bytes the line costs in a result (rendered text + newline). */
+  bytes: number;
+  /** What the line reports (errors and warnings are kept first). */
+  reports: LineKind;
+  /** The line had terminal control (so its raw bytes differ from what is shown). */
+  control: boolean;
+  /** Raw bytes of a line longer than LONG_LINE (to cut it at byte offsets). */
+  long?: Uint8Array;
+}
+
+/** Lines left out before any choice (folded repeats, the unread middle of a flood). */
+export interface GapItem {
+  kind: "gap";
+  start: number;
+  end: number;
+  /** Lines the range holds; null when its bytes could not be read. */
+  lines: number | null;
+  /** A folded run of similar lines. */
+  similar: boolean;
+}
+
+export type Item = LineItem | GapItem;
+
+/** A line longer than this keeps only its first and last CUT_KEEP bytes. */
+export const LONG_LINE = 2000;
+export const CUT_KEEP = 500;
+
+const encoder = new TextEncoder();
+
+export function byteLength(s: string): number {
+  let n = s.length;
+  // Fast path for ASCII; else exact.
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return encoder.encode(s).byteLength;
+  return n;
+}
+
+/** The line item of raw bytes `bytes` found at stream offset `start`. */
+export function lineItem(bytes: Uint8Array, start: number): LineItem {
+  const newline = bytes.byteLength > 0 && bytes[bytes.byteLength - 1] === 10;
+  const body = newline ? bytes.subarray(0, -1) : bytes;
+  const raw = decode(body);
+  const control = lineHasControl(raw);
+  const text = control ? renderLine(raw) : raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+  const item: LineItem = {
+    kind: "line",
+    start,
+    end: start + bytes.byteLength,
+    raw,
+    text,
+    newline,
+    bytes: (text === raw ? body.byteLength : byteLength(text)) + (newline ? 1 : 0),
+    reports: lineKind(text),
+    control,
+  };
+  if (body.byteLength > LONG_LINE) item.long = body;
+  return item;
+}
+
+/** Line items of `bytes` (found at stream offset `at`): complete lines, and a last partial one if `partialEnd`. */
+export function splitLines(bytes: Uint8Array, at: number, partialEnd: boolean): { items: LineItem[]; consumed: number } {
+  const items: LineItem[] = [];
+  let from = 0;
+  for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, from)) {
+    items.push(lineItem(bytes.subarray(from, nl + 1), at + from));
+    from = nl + 1;
+  }
+  if (partialEnd && from < bytes.byteLength) {
+    items.push(lineItem(bytes.subarray(from), at + from));
+    from = bytes.byteLength;
+  }
+  return { items, consumed: from };
+}
+
+/** Newlines in bytes [start, end) of a source, read in chunks; null if unreadable. */
+export function countLines(source: ByteSource, start: number, end: number): number | null {
+  let n = 0;
+  for (let pos = start; pos < end; pos += CHUNK) {
+    const chunk = source.read(pos, Math.min(end, pos + CHUNK));
+    if (!chunk) return null;
+    n += newlines(chunk, 0, chunk.byteLength);
+  }
+  return n;
+}
+
+export function newlines(bytes: Uint8Array, from: number, to: number): number {
+  let n = 0;
+  for (let i = bytes.indexOf(10, from); i !== -1 && i < to; i = bytes.indexOf(10, i + 1)) n++;
+  return n;
+}
+
+export const CHUNK = 1 << 20;

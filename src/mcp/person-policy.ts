@@ -1,0 +1,53 @@
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { type ElicitRequestFormParams, ErrorCode, McpError, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { Config } from "../config/schema.ts";
+import type { ConfirmationPolicy } from "../safety/command-guard.ts";
+import { type ConfirmationQuestion, type PersonAnswer, questionMessage } from "../safety/person-confirmation.ts";
+
+/** The one field a person answers: a yes/no, answerable in one step. */
+const REQUESTED_SCHEMA: ElicitRequestFormParams["requestedSchema"] = {
+  type: "object",
+  properties: { confirm: { type: "boolean", title: "Run it?", description: "Yes runs it once; no runs nothing." } },
+  required: ["confirm"],
+};
+
+/**
+ * Who confirms this connection's calls (SPEC §19), decided per call from what its client
+ * declared: its person through elicitation when it can ask (form elicitation), unless
+ * `confirm_by = "model"`; else the model's two-step flow, or nobody with `confirm_by = "person"`.
+ * Works for any per-connection Server (stdio, a daemon connection, an HTTP session): the
+ * question goes to the client that made the call, tied to that call's request.
+ */
+export function connectionPolicy(
+  server: Server,
+  config: Pick<Config, "confirm_by" | "confirm_timeout_seconds">,
+  call: { requestId: RequestId; signal: AbortSignal },
+): ConfirmationPolicy {
+  if (config.confirm_by === "model") return { kind: "pending" };
+  const canAsk = server.getClientCapabilities()?.elicitation?.form !== undefined;
+  if (!canAsk) return config.confirm_by === "person" ? { kind: "nobody" } : { kind: "pending" };
+  return { kind: "person", ask: (question) => askPerson(server, question, config.confirm_timeout_seconds * 1000, call) };
+}
+
+async function askPerson(server: Server, question: ConfirmationQuestion, timeoutMs: number, call: { requestId: RequestId; signal: AbortSignal }): Promise<PersonAnswer> {
+  let answer;
+  try {
+    answer = await server.elicitInput(
+      { mode: "form", message: questionMessage(question), requestedSchema: REQUESTED_SCHEMA },
+      // The call's own request: over HTTP the question travels on that call's stream.
+      { relatedRequestId: call.requestId, signal: call.signal, timeout: timeoutMs, maxTotalTimeout: timeoutMs },
+    );
+  } catch (e) {
+    // (An aborted request fails with RequestTimeout too: the call's own cancellation first.)
+    if (call.signal.aborted) return { approved: false, why: "cancelled", detail: "the call was cancelled while waiting" };
+    if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) return { approved: false, why: "timeout", detail: `no answer within ${timeoutMs / 1000} s` };
+    if (e instanceof McpError && e.code === ErrorCode.InvalidParams && /does not match requested schema/.test(e.message)) {
+      return { approved: false, why: "invalid", detail: e.message.replace(/^MCP error -?\d+: /, "") };
+    }
+    return { approved: false, why: "failed", detail: (e as Error).message };
+  }
+  if (answer.action === "decline") return { approved: false, why: "declined" };
+  if (answer.action === "cancel") return { approved: false, why: "cancelled" };
+  // Validated against REQUESTED_SCHEMA by the SDK; still, only a literal true runs anything.
+  return answer.content?.confirm === true ? { approved: true } : { approved: false, why: "declined", detail: "the answer was no" };
+}

@@ -1,0 +1,204 @@
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { processAlive } from "./process-group.ts";
+
+/**
+ * A process limit per task (SPEC §20, config `max_processes`): every local task is born in a
+ * cgroup of the `pids` controller whose `pids.max` holds a fork bomb, whatever the sandbox
+ * level, while the server (outside it) keeps answering. Used where the pids controller is
+ * mounted as cgroup v1 (a hybrid hierarchy, as here) and this process may make folders there
+ * (root, or a delegated subtree); where the v2 hierarchy has the controller, the task cgroup
+ * of task-cgroup.ts carries the limit instead. Elsewhere there is no per-task limit (README).
+ *
+ * Folders are `<own pids cgroup>/agent-shell-<pid>[-persist]/task-N`. A host whose server and
+ * watchdog were both SIGKILLed leaves its tasks running there; the next agent-shell start ends
+ * them (SPEC §20), except a persistent registry's, which its next start recovers (SPEC §5).
+ */
+export class PidsLimit {
+  private constructor(readonly path: string) {}
+
+  /** Runs `spawn` (synchronous) with this process inside a new limited cgroup, so the child starts there. */
+  static spawnInside<T>(spawn: () => T): { child: T; limit: PidsLimit | null } {
+    const limit = PidsLimit.create();
+    if (!limit) return { child: spawn(), limit: null };
+    try {
+      writeFileSync(join(limit.path, "cgroup.procs"), SELF);
+    } catch {
+      limit.release();
+      return { child: spawn(), limit: null };
+    }
+    try {
+      return { child: spawn(), limit };
+    } finally {
+      goHome();
+    }
+  }
+
+  /** A new empty limited cgroup, for a process started outside and placed in before it runs a task (warm-launcher.ts). */
+  static create(): PidsLimit | null {
+    const found = ownFolder();
+    if (!found) return null;
+    sweepReleased();
+    const path = join(found.root, `task-${++count}`);
+    try {
+      mkdirSync(path);
+      writeFileSync(join(path, "pids.max"), String(settings.max));
+    } catch {
+      tryRemove(path);
+      return null;
+    }
+    live.add(path);
+    return new PidsLimit(path);
+  }
+
+  /** Moves `pid` in, off the event loop (a migration may wait for an RCU grace period). */
+  async place(pid: number): Promise<boolean> {
+    try {
+      await writeFile(join(this.path, "cgroup.procs"), String(pid));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The folder goes once empty (now, or at a later spawn or exit). */
+  release(): void {
+    if (!tryRemove(this.path)) released.add(this.path);
+    live.delete(this.path);
+  }
+
+  /** The limit every new task gets, and whether this host's tasks outlive it on purpose (a persistent registry). */
+  static configure(options: { maxProcesses: number; persistent: boolean }): void {
+    settings.max = options.maxProcesses;
+    settings.persistent ||= options.persistent;
+    if (swept || process.platform !== "linux" || process.env.AGENT_SHELL_CGROUPS === "off") return;
+    swept = true;
+    const home = pidsHome();
+    if (home) endDeadHosts(home);
+  }
+}
+
+const SELF = String(process.pid);
+const settings = { max: 2048, persistent: false };
+let count = 0;
+let swept = false;
+let found: { root: string; home: string } | null | undefined;
+const live = new Set<string>();
+const released = new Set<string>();
+
+function ownFolder(): { root: string; home: string } | null {
+  if (found !== undefined) return found;
+  found = null;
+  if (process.platform !== "linux" || process.env.AGENT_SHELL_CGROUPS === "off") return found;
+  try {
+    const home = pidsHome();
+    if (!home) return found;
+    const root = join(home, `agent-shell-${process.pid}${settings.persistent ? "-persist" : ""}`);
+    mkdirSync(root);
+    found = { root, home: join(home, "cgroup.procs") };
+    process.once("exit", removeOwn);
+  } catch {
+    found = null;
+  }
+  return found;
+}
+
+/** This process's own cgroup of the v1 `pids` controller, where it is mounted. */
+function pidsHome(): string | null {
+  try {
+    const mount = pidsV1Mount();
+    const own = /^\d+:pids:(.*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
+    return mount && own !== undefined ? join(mount, own) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Where the v1 `pids` controller is mounted, if it is. */
+function pidsV1Mount(): string | null {
+  for (const line of readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {
+    const [mountPart, fsPart] = line.split(" - ");
+    if (fsPart?.startsWith("cgroup ") && fsPart.split(" ")[2]?.split(",").includes("pids")) return mountPart!.split(" ")[4]!;
+  }
+  return null;
+}
+
+/** Back to our own cgroup; should that fail, stop using limits rather than stay limited. */
+function goHome(): void {
+  try {
+    writeFileSync(found!.home, SELF);
+  } catch {
+    found = null;
+  }
+}
+
+/**
+ * The folders of hosts that are gone: what is still running in a private host's folder
+ * outlived a SIGKILL of its server and watchdog, and is ended; then the empty folders go.
+ */
+function endDeadHosts(home: string): void {
+  for (const name of safeList(home)) {
+    const m = /^agent-shell-(\d+)(-persist)?$/.exec(name);
+    if (!m || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
+    const folder = join(home, name);
+    for (const task of safeList(folder).filter((d) => d.startsWith("task-"))) {
+      if (!m[2]) killMembers(join(folder, task));
+      tryRemove(join(folder, task));
+    }
+    tryRemove(folder);
+  }
+}
+
+/** SIGKILL to every process of a v1 cgroup, until it is empty (new forks are held by pids.max meanwhile). */
+export function killMembers(cgroup: string): void {
+  for (let round = 0; round < 20; round++) {
+    const pids = members(cgroup);
+    if (pids.length === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {}
+    }
+  }
+}
+
+function members(cgroup: string): number[] {
+  try {
+    return readFileSync(join(cgroup, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Folders of tasks that have ended, removed a few at a time. */
+function sweepReleased(): void {
+  let n = 0;
+  for (const path of released) {
+    if (n++ >= 8) break;
+    if (tryRemove(path)) released.delete(path);
+  }
+}
+
+function removeOwn(): void {
+  if (!found) return;
+  for (const path of [...live, ...released]) tryRemove(path);
+  tryRemove(found.root);
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function tryRemove(path: string): boolean {
+  try {
+    rmdirSync(path);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}

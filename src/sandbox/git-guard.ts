@@ -1,0 +1,149 @@
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * git runs nothing a sandboxed command wrote (SPEC §11, §20): in each repository under the
+ * writable roots (at a root, or in a folder right below one), what makes git run a program —
+ * `.git/hooks`, `.git/config`, a `commondir` or `config.worktree` redirect, the same in
+ * submodules and worktrees — is bound read-only, and `.git` itself is pinned (bound onto
+ * itself: a mount point cannot be renamed or removed), so it cannot be moved aside and made
+ * anew. A `.git` file (a worktree or submodule's link) is bound read-only whole. Looked up at
+ * each sandbox build, so a repository made after the server started is covered from the next
+ * command on. The namespaces level only: Landlock cannot carve read-only holes in a writable tree.
+ */
+export interface GitProtection {
+  /** `.git` folders bound onto themselves, writable. */
+  pin: string[];
+  /** Bound read-only (after the pins). */
+  readOnly: string[];
+}
+
+const CONTROL_FILES = ["hooks", "config", "commondir", "config.worktree"];
+/** Folders below a root not searched for nested repositories: large, and never a project's own repository. */
+const SKIP = new Set(["node_modules", ".git", ".cache", "target", "dist", "build", "vendor"]);
+
+export function gitProtection(roots: string[]): GitProtection {
+  const found: GitProtection = { pin: [], readOnly: [] };
+  for (const root of roots) {
+    protect(root, found);
+    for (const name of subfolders(root)) protect(join(root, name), found);
+  }
+  return found;
+}
+
+function protect(dir: string, found: GitProtection): void {
+  const git = join(dir, ".git");
+  const st = lstat(git);
+  if (!st) return;
+  if (st.isFile()) return void found.readOnly.push(git);
+  if (!st.isDirectory()) return;
+  found.pin.push(git);
+  const hooks = join(git, "hooks");
+  if (!existsSync(hooks) && existsSync(join(git, "HEAD"))) {
+    try {
+      mkdirSync(hooks); // an empty hooks folder to hold read-only, so none can be made
+    } catch {}
+  }
+  for (const gitDir of [git, ...children(join(git, "modules")), ...children(join(git, "worktrees"))]) {
+    for (const name of CONTROL_FILES) if (lstat(join(gitDir, name))) found.readOnly.push(join(gitDir, name));
+  }
+}
+
+function subfolders(root: string): string[] {
+  try {
+    return readdirSync(root, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !SKIP.has(e.name))
+      .map((e) => e.name);
+  } catch {
+    return [];
+  }
+}
+
+function children(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => join(dir, e.name));
+  } catch {
+    return [];
+  }
+}
+
+function lstat(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What the mounts cannot hold — a `commondir` made inside a pinned `.git`, a repository
+ * made (or, at the Landlock level, changed) by the command — is undone when the command
+ * ends: a hook it wrote or changed loses its execute bits (git runs no hook that is not
+ * executable), a config it wrote has the keys that run programs commented out, a
+ * `commondir` it made is renamed. `before` is the state when the sandbox was entered.
+ */
+export type GitState = Map<string, string>;
+
+/** Every git control file of the repositories under the roots (a root and one level below), with its identity. */
+export function gitState(roots: string[]): GitState {
+  const state: GitState = new Map();
+  const visit = (dir: string) => {
+    const git = join(dir, ".git");
+    const st = lstat(git);
+    if (!st?.isDirectory()) return;
+    for (const gitDir of [git, ...children(join(git, "modules")), ...children(join(git, "worktrees"))]) {
+      for (const name of ["config", "commondir", "config.worktree"]) record(state, join(gitDir, name));
+      for (const hook of list(join(gitDir, "hooks"))) if (!hook.endsWith(".sample")) record(state, join(gitDir, "hooks", hook));
+    }
+  };
+  for (const root of roots) {
+    visit(root);
+    for (const name of subfolders(root)) visit(join(root, name));
+  }
+  return state;
+}
+
+/** Undoes what a command did to git's control files since `before` (see above); returns the paths it changed. */
+export function undoGitPlants(roots: string[], before: GitState): string[] {
+  const undone: string[] = [];
+  for (const [path, identity] of gitState(roots)) {
+    if (before.get(path) === identity) continue;
+    try {
+      if (path.endsWith("/commondir")) renameSync(path, `${path}.blocked-by-agent-shell`);
+      else if (path.includes("/hooks/")) chmodSync(path, lstatSync(path).mode & 0o666);
+      else disarmConfig(path);
+      undone.push(path);
+    } catch {}
+  }
+  return undone;
+}
+
+/** Keys whose value git runs as a program (in any section), and include directives. */
+const RUNS_PROGRAM = /^\s*(fsmonitor|hookspath|sshcommand|pager|editor|askpass|gitproxy|textconv|command|driver|helper|clean|smudge|process|program|packobjectshook|alternaterefscommand|path)\s*=/i;
+
+function disarmConfig(path: string): void {
+  const text = readFileSync(path, "utf8");
+  const lines = text.split("\n");
+  let changed = false;
+  const out = lines.map((line) => {
+    if (!RUNS_PROGRAM.test(line) && !/^\s*\[\s*include/i.test(line)) return line;
+    changed = true;
+    return `# disabled by agent-shell (written inside its sandbox): ${line}`;
+  });
+  if (changed) writeFileSync(path, out.join("\n"));
+}
+
+function record(state: GitState, path: string): void {
+  const st = lstat(path);
+  if (st) state.set(path, `${st.ino}:${st.mtimeMs}:${st.mode}:${st.size}`);
+}
+
+function list(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
