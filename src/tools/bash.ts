@@ -55,7 +55,7 @@ const schema = z
       .string()
       .min(1)
       .optional()
-      .describe("Configured host; its task ids read NAME:bg-N."),
+      .describe("Configured host."),
     sandbox: sandboxParameter,
     ...outputParameters,
     ...serviceParameters,

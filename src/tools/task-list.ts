@@ -9,7 +9,7 @@ const schema = z
       .enum(["running", "finished", "all"])
       .default("all")
       .describe("Which tasks (default: 'all')."),
-    host: z.string().min(1).optional().describe("Only this configured host's tasks."),
+    host: z.string().optional(),
   })
   .strict();
 
