@@ -165,7 +165,7 @@ function agentShell(workdir: string, sandbox: "default" | "off" = "default"): Pe
       const r = await mcp.call("bash", { command, timeout_seconds: 600 });
       const sc = r.structuredContent;
       if (sc.error) throw new Error(sc.error);
-      // Foreground results hold at most 50,000 bytes per stream (head + tail); the full output is in stdout_path.
+      // Foreground results hold at most 8,000 bytes of both streams together (shaped, SPEC §15); the full output is in stdout_path.
       const full = sc.stdout_path ? Bun.file(sc.stdout_path).size : Buffer.byteLength(sc.stdout);
       return { stdoutBytes: full, exit: sc.exit_code };
     },
@@ -491,7 +491,7 @@ const out = [
   "",
   "Notes:",
   ...rows.flatMap((r) => r.notes.map((n) => `- ${r.peer.split(" ")[0]}: ${n}`)),
-  "- agent-shell returns at most 50,000 bytes per stream in a foreground result (head + tail around a marker) and spools the full output to `stdout_path`; the 1 MB and flood columns count the spooled bytes.",
+  "- agent-shell returns at most 8,000 bytes of stdout and stderr together in a foreground result (shaped: errors, tail and head kept, every omission a marker naming its byte range) and spools the full output to `stdout_path`; the 1 MB and flood columns count the spooled bytes.",
   "- agent-shell runs every command in an OS sandbox by default (Containment in the README); `--sandbox off` runs them as the other peers do, with the rest unchanged (task cgroups, spooling, watchdog).",
   "- 100 bg tasks: each task is `sleep X & sleep X; wait` (a grandchild, like a dev server's workers); survivors are processes still alive 3 s after the kills returned (then killed by the bench).",
   "",

@@ -75,7 +75,7 @@ function rawFloor(argv: string[], n = 200): number[] {
   }
   return out;
 }
-const landlockPolicy = { mode: "workspace-write" as const, writableRoots: [cwd, "/tmp"], readOnlyUnderWritable: [], denyRead: [join(process.env.HOME ?? "/root", ".ssh")], network: true, loopback: true, allowUnixSockets: [] };
+const landlockPolicy = { mode: "workspace-write" as const, writableRoots: [cwd, "/tmp"], readOnlyUnderWritable: [], denyRead: [join(process.env.HOME ?? "/root", ".ssh")], network: true, loopback: true, allowUnixSockets: [], workspaceRoots: [] };
 const base = ["bwrap", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/"];
 const raw = {
   "bash -c true": summary(rawFloor(["bash", "-c", "true"])),

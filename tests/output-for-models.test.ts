@@ -235,6 +235,14 @@ describe("every path shapes the same way", () => {
     expect(await rebuildFrom(r.context.output_task_id, "stdout", r.context.stdout)).toBe(readFileSync(r.context.stdout_path, "utf8"));
   });
 
+  test("a tty task's screen stays within the budget", async () => {
+    const r = await s.call("bash", { command: "head -c 20000 /dev/urandom | base64 -w 190 | head -n 60", tty: true, cols: 200, rows: 60, max_output_bytes: 4000 });
+    expect(Buffer.byteLength(r.screen)).toBeGreaterThan(4000 / 2);
+    expect(shownBytes(r.screen)).toBeLessThanOrEqual(4000);
+    expect(markersOf(r.screen).length).toBeGreaterThan(0);
+    expect(shownTogether(r)).toBeLessThanOrEqual(4000);
+  });
+
   test("the CLI's call shapes the same way", async () => {
     const state = mkdtempSync(join(tmpdir(), "as-shape-cli-"));
     try {

@@ -157,6 +157,19 @@ describe("choosing lines under the budget", () => {
     await accountsForAll(out.text, encoder.encode(raw));
   });
 
+  test("a 3 MB line, longer than both windows, keeps its first and last 500 bytes too", async () => {
+    for (const end of ["\n", ""]) {
+      const raw = "[" + "é".repeat(1_500_000) + "]" + end;
+      const { out } = shape(raw);
+      const [first, marker, last] = out.text.split("\n");
+      expect(Buffer.byteLength(first!)).toBe(499); // byte 500 is inside an 'é': the cut moves back
+      expect(first!.startsWith("[é")).toBe(true);
+      expect(marker).toMatch(/^\[… part of 1 line truncated \(bytes 499-\d+ of 3000002|3 total\) …\]$/);
+      expect(last!.endsWith("é]")).toBe(true);
+      await accountsForAll(out.text, encoder.encode(raw));
+    }
+  });
+
   test("5,000 lines of multi-byte text stay valid UTF-8, and cuts fall between characters", async () => {
     const raw = Array.from({ length: 5000 }, (_, i) => `строка ${i}: 日本語のテキスト ${"é".repeat(i % 37)} 🎉`).join("\n") + "\n" + "ж".repeat(5000) + "\n";
     const { out } = shape(raw);
@@ -209,6 +222,20 @@ describe("plain head and tail (output: raw)", () => {
 
   test("fitting output is byte for byte, terminal control included", () => {
     expect(shape("\x1b[1mbold\x1b[0m\r\n", "", { raw: true }).out.text).toBe("\x1b[1mbold\x1b[0m\r\n");
+  });
+});
+
+describe("tiny budgets", () => {
+  test("a budget of 1 or 2 bytes still accounts for every byte, shaped or plain", async () => {
+    const raw = Array.from({ length: 500 }, (_, i) => `line ${i} ${"z".repeat(i % 13)}`).join("\n") + "\n";
+    for (const budget of [1, 2, 50]) {
+      for (const plain of [false, true]) {
+        const { out, err } = shape(raw, raw, { budget, raw: plain });
+        expect(shownBytes(out.text) + shownBytes(err.text)).toBeLessThanOrEqual(Math.max(budget, 0));
+        await accountsForAll(out.text, encoder.encode(raw));
+        await accountsForAll(err.text, encoder.encode(raw));
+      }
+    }
   });
 });
 

@@ -157,7 +157,7 @@ describe("the Landlock level", () => {
   });
 
   test("the launcher runs a command restricted by exactly the policy it is given", () => {
-    const policy = { mode: "workspace-write" as const, writableRoots: [work], readOnlyUnderWritable: [], denyRead: [], network: true, loopback: true, allowUnixSockets: [] };
+    const policy = { mode: "workspace-write" as const, writableRoots: [work], readOnlyUnderWritable: [], denyRead: [], network: true, loopback: true, allowUnixSockets: [], workspaceRoots: [] };
     const p = Bun.spawnSync([BINARY, "__sandbox-exec", encodePolicy(policy), "--", "bash", "-c", `touch ${work}/ok && touch ${victim}/no`], { stdout: "pipe", stderr: "pipe" });
     expect(p.exitCode).toBe(1);
     expect(existsSync(join(work, "ok"))).toBe(true);
@@ -172,7 +172,7 @@ describe("rules (pure): readable except the denied paths", () => {
     mkdirSync(join(tree, "home", "proj"));
     writeFileSync(join(tree, "home", ".bashrc"), "");
     const denied = join(tree, "home", ".ssh");
-    const rules = landlockRules({ mode: "read-only", writableRoots: [], readOnlyUnderWritable: [], denyRead: [denied], network: true, loopback: true, allowUnixSockets: [] }, (1n << 16n) - 1n);
+    const rules = landlockRules({ mode: "read-only", writableRoots: [], readOnlyUnderWritable: [], denyRead: [denied], network: true, loopback: true, allowUnixSockets: [], workspaceRoots: [] }, (1n << 16n) - 1n);
     const rightsOf = (p: string) => rules.filter((r) => r.path === p).map((r) => r.rights);
     expect(rightsOf("/")).toEqual([FS.READ_DIR]);
     expect(rightsOf(join(tree, "home"))).toEqual([FS.READ_DIR]);
@@ -185,7 +185,7 @@ describe("rules (pure): readable except the denied paths", () => {
   test("a denied path inside a writable root is not expanded (documented: the namespaces level hides it)", () => {
     const root = join(base, "wroot");
     mkdirSync(join(root, "secret"), { recursive: true });
-    const rules = landlockRules({ mode: "workspace-write", writableRoots: [root], readOnlyUnderWritable: [], denyRead: [join(root, "secret")], network: true, loopback: true, allowUnixSockets: [] }, (1n << 16n) - 1n);
+    const rules = landlockRules({ mode: "workspace-write", writableRoots: [root], readOnlyUnderWritable: [], denyRead: [join(root, "secret")], network: true, loopback: true, allowUnixSockets: [], workspaceRoots: [] }, (1n << 16n) - 1n);
     expect(rules.find((r) => r.path === "/")!.rights & FS.READ_FILE).toBe(FS.READ_FILE);
   });
 });

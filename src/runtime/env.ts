@@ -50,6 +50,7 @@ export function isLoaderName(name: string): boolean {
 }
 
 const inheritedByPassthrough = new Map<string, Record<string, string>>();
+const withAgentEnv = new WeakMap<Record<string, string>, Record<string, string>>();
 
 /**
  * The launch environment less its secrets, plus the non-interactive defaults, computed once
@@ -79,6 +80,12 @@ export interface InheritOptions {
 export function childEnv(overrides?: Record<string, string>, options: InheritOptions = {}): Record<string, string> {
   const base = baseEnv(options.passthrough ?? []);
   if (!overrides && !options.extra) return base;
+  // The common case (the agent variables, nothing else) is merged once: it is on every spawn's path.
+  if (!overrides && options.extra === AGENT_ENV) {
+    let merged = withAgentEnv.get(base);
+    if (!merged) withAgentEnv.set(base, (merged = { ...base, ...AGENT_ENV }));
+    return merged;
+  }
   return { ...base, ...options.extra, ...overrides, [OWNER_MARKER]: OWNER_TOKEN };
 }
 

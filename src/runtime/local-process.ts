@@ -63,7 +63,7 @@ export function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Bun.Subprocess
 
 /** A sandboxed command's plants in git's control files are undone when it ends (sandbox/git-guard.ts). */
 export function undoGitPlantsAtExit(proc: Bun.Subprocess, run: SandboxRun): void {
-  const roots = run.policy.writableRoots;
+  const roots = run.policy.workspaceRoots;
   const before = gitState(roots);
   void proc.exited.then(() => undoGitPlants(roots, before));
 }

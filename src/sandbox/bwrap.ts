@@ -118,7 +118,7 @@ export function bwrapCommand(
   for (const [node, path] of ownDeviceNodes(opts.stateRoot)) args.push("--dev-bind", node, path);
   if (!policy.network) args.push("--unshare-net"); // a fresh namespace whose only interface is its own loopback
   for (const root of policy.writableRoots) args.push("--bind", root, root);
-  const git = gitProtection(policy.writableRoots);
+  const git = gitProtection(policy.workspaceRoots);
   for (const p of git.pin) args.push("--bind", p, p);
   for (const p of [...git.readOnly, ...policy.readOnlyUnderWritable]) args.push("--ro-bind", p, p);
   let empty: string | null = null;
@@ -139,7 +139,7 @@ export function bwrapCommand(
  * cover the old one, so it is not used.
  */
 export function sandboxSignature(policy: SandboxPolicy, cwd: string): string {
-  const git = gitProtection(policy.writableRoots);
+  const git = gitProtection(policy.workspaceRoots);
   const paths = [...hiddenPaths(policy, cwd).map((h) => h.path), ...git.pin, ...git.readOnly, ...policy.readOnlyUnderWritable, ...policy.writableRoots];
   return paths.map((p) => `${p}=${identity(p)}`).join("\n");
 }

@@ -3,6 +3,8 @@ export type SandboxLevel = "namespaces" | "landlock";
 export interface SandboxPolicy {
   mode: "workspace-write" | "read-only";
   writableRoots: string[]; // absolute, symlinks resolved, existing
+  /** The writable roots that are a workspace (allowed paths, sandbox_writable): where git repositories are protected. */
+  workspaceRoots: string[];
   readOnlyUnderWritable: string[]; // `task`: the subagents' settings files (git files: git-guard.ts)
   denyRead: string[]; // secrets + agent-shell's state dir; absolute; may not exist
   network: boolean; // false → no network except loopback

@@ -79,10 +79,12 @@ export function buildPolicy(inputs: PolicyInputs): SandboxPolicy {
   const temp = ["/tmp", process.env.TMPDIR ?? "", tmpdir()].filter(Boolean);
   const wanted = inputs.mode === "read-only" ? temp : [...temp, ...inputs.allowedRoots, ...inputs.extraWritable.map(abs), ...TOOL_CACHES.map(abs), ...(inputs.agent ? AGENT_STATE_DIRS.map(abs) : [])];
   const writableRoots = unique(wanted.map(existing).filter((p): p is string => p !== null && p !== "/"));
+  const workspace = inputs.mode === "read-only" ? [] : [...inputs.allowedRoots, ...inputs.extraWritable.map(abs)];
+  const workspaceRoots = unique(workspace.map(existing).filter((p): p is string => p !== null && p !== "/"));
   const readOnlyUnderWritable = inputs.agent ? agentSettings(abs) : [];
   const secrets = [...SECRETS, ...AGENT_CREDENTIALS.filter(() => !inputs.agent)].map(abs).concat(secretsByPattern(abs));
   const denyRead = unique(secrets.concat(inputs.extraDenyRead.map(abs), inputs.stateDirs.map((d) => resolve(d))).map((p) => existing(p) ?? p));
-  return { mode: inputs.mode, writableRoots, readOnlyUnderWritable, denyRead, network: inputs.network, loopback: inputs.loopback, allowUnixSockets: inputs.allowUnixSockets.map(abs) };
+  return { mode: inputs.mode, writableRoots, workspaceRoots, readOnlyUnderWritable, denyRead, network: inputs.network, loopback: inputs.loopback, allowUnixSockets: inputs.allowUnixSockets.map(abs) };
 }
 
 function secretsByPattern(abs: (p: string) => string): string[] {

@@ -127,7 +127,7 @@ export class Sandbox {
       ).sort();
       if (extra.length) {
         run = this.cached(`${key}:${extra.join(":")}`, () =>
-          this.makeRun({ ...p, writableRoots: [...p.writableRoots, ...extra] }),
+          this.makeRun({ ...p, writableRoots: [...p.writableRoots, ...extra], workspaceRoots: [...p.workspaceRoots, ...extra] }),
         );
       }
     }

@@ -162,7 +162,7 @@ export const bashTool = defineTool({
         cwd,
         env: remote
           ? remoteEnv(args.env)
-          : childEnv(args.env, { passthrough: ctx.config.env_passthrough, extra: { ...(ctx.config.agent_env ? AGENT_ENV : {}), ...(args.tty ? { TERM: "xterm-256color" } : {}) } }),
+          : childEnv(args.env, { passthrough: ctx.config.env_passthrough, extra: args.tty ? { ...(ctx.config.agent_env ? AGENT_ENV : {}), TERM: "xterm-256color" } : ctx.config.agent_env ? AGENT_ENV : undefined }),
         stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
         tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
         durable: background,

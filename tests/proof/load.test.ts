@@ -55,8 +55,8 @@ describe("load", () => {
 
       // 2. concurrent waits on the first N_WAIT tasks, while 3. foreground calls run alongside
       const waits = ids.slice(0, N_WAIT).map((id) => session.call("task_output", { task_id: id, wait: true, timeout: 120, max_bytes: 1_000_000 }, 180_000));
+      // Byte-checked below: a budget above their size, so nothing is shaped (SPEC §15).
       const fgSpecs = Array.from({ length: N_FG }, (_, i) => ({ n: 1 + ((i * 53) % 2000), code: i % 5, i }));
-      // A budget that holds the whole output: this checks bytes, not shaping (SPEC §15 has its own tests).
       const fgs = fgSpecs.map((f) => session.call("bash", { command: `seq 1 ${f.n}; echo fg-${f.i} >&2; exit ${f.code}`, timeout_seconds: 120, max_output_bytes: 100_000 }, 180_000));
       const [waited, fgResults] = await Promise.all([Promise.all(waits), Promise.all(fgs)]);
 

@@ -9,6 +9,7 @@ export function encodePolicy(policy: SandboxPolicy): string {
 const policySchema = z.object({
   mode: z.enum(["workspace-write", "read-only"]),
   writableRoots: z.array(z.string()),
+  workspaceRoots: z.array(z.string()),
   readOnlyUnderWritable: z.array(z.string()),
   denyRead: z.array(z.string()),
   network: z.boolean(),

@@ -1,5 +1,6 @@
 import { CUT_KEEP, type Item, type LineItem } from "./items.ts";
 import { omissionMarker } from "./marker.ts";
+import { renderLine } from "./terminal-control.ts";
 
 export interface ShapedText {
   text: string;
@@ -19,8 +20,8 @@ export function emitStream(items: Item[], kept: boolean[], total: number): Shape
   while (i < items.length) {
     const item = items[i]!;
     if (item.kind === "line" && kept[i]) {
-      parts.push(item.long ? cutLine(item, total) : item.text + (item.newline ? "\n" : ""));
-      if (item.long) truncated = true;
+      parts.push(item.ends ? cutEnds(item, total) : item.long ? cutLine(item, total) : item.text + (item.newline ? "\n" : ""));
+      if (item.long || item.ends) truncated = true;
       i++;
       continue;
     }
@@ -57,6 +58,18 @@ function cutLine(item: LineItem, total: number): string {
   const decoder = new TextDecoder();
   return `${decoder.decode(raw.subarray(0, a))}\n${omissionMarker({ lines: 1, start: item.start + a, end: item.start + b, total, partOfLine: true })}\n${decoder.decode(raw.subarray(b))}${end}`;
 }
+
+/** A line known only by its ends: the first and last CUT_KEEP bytes around a marker for the rest. */
+function cutEnds(item: LineItem, total: number): string {
+  const { head, tail } = item.ends!;
+  const a = boundaryBefore(head, CUT_KEEP);
+  const b = boundaryAfter(tail, tail.byteLength - CUT_KEEP);
+  const tailAt = item.end - (item.newline ? 1 : 0) - tail.byteLength;
+  const show = (bytes: Uint8Array) => (item.control ? renderLine(decoder.decode(bytes)) : decoder.decode(bytes));
+  return `${show(head.subarray(0, a))}\n${omissionMarker({ lines: 1, start: item.start + a, end: tailAt + b, total, partOfLine: true })}\n${show(tail.subarray(b))}${item.newline ? "\n" : ""}`;
+}
+
+const decoder = new TextDecoder();
 
 /** Largest cut ≤ at that does not split a UTF-8 character. */
 export function boundaryBefore(bytes: Uint8Array, at: number): number {

@@ -15,7 +15,7 @@ export function headTail(source: ByteSource, start: number, end: number, budget:
     const bytes = source.read(start, end);
     if (bytes) return { text: decode(bytes), truncated: false };
   }
-  const keep = Math.min(budget - 1, length); // one byte for the line break a mid-line cut adds before the marker
+  const keep = Math.max(0, Math.min(budget - 1, length)); // one byte for the line break a mid-line cut adds before the marker
   const headLen = Math.floor(keep / 2);
   const tailLen = keep - headLen;
   // A few bytes more on each side, so the cuts can move to character boundaries.

@@ -16,7 +16,6 @@ import { hasTerminalControl } from "./terminal-control.ts";
 
 export type { ByteSource } from "./items.ts";
 export type { ShapedText } from "./emit.ts";
-export { omissionMarker, MARKER_LINE } from "./marker.ts";
 export { renderLine, hasTerminalControl } from "./terminal-control.ts";
 
 /** A byte range of one stream to show, optionally only its lines matching `filter`. */
@@ -79,12 +78,12 @@ export function shapeOutput(requests: ShapeRequest[], opts: ShapeOptions): Shape
 
 /** A line shown whole. */
 function withoutCut(item: Item): Item {
-  return item.kind === "line" && item.long ? { ...item, long: undefined } : item;
+  return item.kind === "line" && item.long ? { ...item, long: undefined } : item; // (a line known by its ends is never whole here: it is over two windows long)
 }
 
 /** A line longer than LONG_LINE (as shown) costs only what is kept of it. */
 function cutCost(item: Item): Item {
-  if (item.kind !== "line" || !item.long) return item;
+  if (item.kind !== "line" || (!item.long && !item.ends)) return item;
   if (item.control && item.bytes <= LONG_LINE + 1) return withoutCut(item);
   return { ...item, bytes: 2 * CUT_KEEP + MARKER_COST + (item.newline ? 1 : 0) };
 }

@@ -28,6 +28,8 @@ export interface LineItem {
   control: boolean;
   /** Raw bytes of a line longer than LONG_LINE (to cut it at byte offsets). */
   long?: Uint8Array;
+  /** A line too long to read whole (a flood without newlines): its first and last bytes only. */
+  ends?: { head: Uint8Array; tail: Uint8Array };
 }
 
 /** Lines left out before any choice (folded repeats, the unread middle of a flood). */

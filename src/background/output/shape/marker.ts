@@ -14,5 +14,3 @@ export function omissionMarker(o: { lines: number | null; start: number; end: nu
   return `[… ${what} truncated (bytes ${o.start}-${o.end} of ${o.total} total) …]`;
 }
 
-/** Whether a line of a result is an omission marker. */
-export const MARKER_LINE = /^\[… .* truncated \(bytes (\d+)-(\d+) of (\d+) total\) …\]$/;

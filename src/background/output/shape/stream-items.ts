@@ -1,6 +1,6 @@
 import { decode } from "../decode.ts";
 import { lineKind } from "./line-kind.ts";
-import { type ByteSource, CHUNK, type GapItem, type Item, lineItem, newlines, splitLines } from "./items.ts";
+import { type ByteSource, CHUNK, type GapItem, type Item, type LineItem, LONG_LINE, lineItem, newlines, splitLines } from "./items.ts";
 
 /** Bytes read line by line at each end of a long stream; the middle is only scanned for errors. */
 export const MIN_WINDOW = 256 * 1024;
@@ -40,8 +40,21 @@ export function streamItems(source: ByteSource, start: number, end: number, wind
       tailItems = splitLines(tail.subarray(first), gapEnd, true).items;
     }
   }
-  items.push(...scanMiddle(source, gapStart, gapEnd), ...tailItems);
+  const middle = scanMiddle(source, gapStart, gapEnd);
+  const only = middle[0];
+  if (middle.length === 1 && only!.kind === "gap" && only!.lines === 1 && head && tail) {
+    // One line longer than both windows: keep its ends like any long line.
+    items.push(longLine(head.subarray(gapStart - start), tail.subarray(0, gapEnd - tailFrom), gapStart, gapEnd));
+  } else items.push(...middle);
+  items.push(...tailItems);
   return items;
+}
+
+/** A line [start, end) known by the bytes at its two ends (each at least CUT_KEEP long). */
+function longLine(first: Uint8Array, last: Uint8Array, start: number, end: number): LineItem {
+  const newline = last[last.byteLength - 1] === 10;
+  const item = lineItem(first.subarray(0, LONG_LINE), start);
+  return { ...item, end, newline, bytes: end - start, long: undefined, ends: { head: first, tail: newline ? last.subarray(0, -1) : last } };
 }
 
 /**

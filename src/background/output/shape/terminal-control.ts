@@ -1,27 +1,24 @@
 /**
- * Terminal control rendered the way a terminal would leave a line: CSI and OSC sequences
- * removed, a carriage return starts overwriting the line from its first column (so a
- * progress redraw keeps only its final state), backspaces move back one column, a bell is
- * dropped. Other control characters (NUL, …) are the program's own bytes and pass through as
- * they are, and the CR of a CRLF line ending is not control.
+ * Terminal control rendered the way a terminal would leave a line: escape sequences (CSI,
+ * OSC, …) removed, a carriage return starts overwriting the line from its first column (so
+ * a progress redraw keeps only its final state), a backspace moves back one column. Only
+ * these count as terminal control: the CR of a CRLF line ending does not, and other
+ * control bytes (NUL, BEL outside a sequence…) are data, passed on as they are.
  */
 
 const ESC = 0x1b;
 
-/** Whether these bytes hold anything rendering changes: an escape, a backspace, a CR not ending a line. */
+/** Whether these bytes hold terminal control: ESC, a backspace, or a CR not ending a CRLF. */
 export function hasTerminalControl(bytes: Uint8Array): boolean {
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    if (b === ESC || b === 0x08 || b === 0x07) return true;
-    if (b === 0x0d && bytes[i + 1] !== 0x0a) return true;
-  }
+  if (bytes.indexOf(ESC) !== -1 || bytes.indexOf(0x08) !== -1) return true;
+  for (let i = bytes.indexOf(0x0d); i !== -1; i = bytes.indexOf(0x0d, i + 1)) if (bytes[i + 1] !== 0x0a) return true;
   return false;
 }
 
-/** Whether a decoded line holds terminal control (same rule as hasTerminalControl). */
+/** Whether a decoded line (no newline) holds terminal control (same rule as hasTerminalControl). */
 export function lineHasControl(line: string): boolean {
   // eslint-disable-next-line no-control-regex
-  return /[\x07\x08\x0d\x1b]/.test(line.endsWith("\r") ? line.slice(0, -1) : line);
+  return /[\x1b\x08]|\r(?!$)/.test(line);
 }
 
 /** The final visible state of one line (no newline in `line`). */
@@ -50,7 +47,7 @@ export function renderLine(line: string): string {
     }
     if (c === 0x0d) col = 0;
     else if (c === 0x08) col = Math.max(0, col - 1);
-    else if (c === 0x07) continue;
+    else if (c === 0x07) continue; // a bell draws nothing
     else if (c >= 0xd800 && c <= 0xdbff && i + 1 < line.length) put(line[i]! + line[++i]!);
     else put(line[i]!);
   }
