@@ -9,7 +9,7 @@ const schema = z
       .enum(["running", "finished", "all"])
       .default("all")
       .describe("Which tasks (default: 'all')."),
-    host: z.string().optional(),
+    host: z.string().optional().describe("Host."),
   })
   .strict();
 
@@ -47,7 +47,7 @@ export const taskListTool = defineTool({
   title: "List tasks",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
-    "List background tasks by id. " +
+    "List background tasks. " +
     "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?}]}",
   schema,
   result: resultSchema,
