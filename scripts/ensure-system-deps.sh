@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system programs agent-shell and its test suite drive for real (bwrap for the
-# sandbox, sshd, python3, tmux, ps, curl; qemu-user and the arm64 C library to run the
-# cross-built linux-arm64 binary of the npm package)
+# sandbox, sshd, python3, tmux, ps, curl; gcc and git for the escape tests; qemu-user and the
+# arm64 C library to run the cross-built linux-arm64 binary of the npm package; podman + runc
+# for the far-side hosts)
 # when they are missing. Debian/Ubuntu with apt; needs root (or passwordless sudo).
 set -euo pipefail
 need=()
@@ -15,6 +16,11 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v less >/dev/null 2>&1 || need+=(less)
 command -v qemu-aarch64-static >/dev/null 2>&1 || need+=(qemu-user-static)
 [ -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ] || need+=(libc6-arm64-cross)
+# Far-side hosts (SPEC §16): a real container engine; Debian's podman runs here only with runc.
+command -v podman >/dev/null 2>&1 || need+=(podman)
+command -v runc >/dev/null 2>&1 || need+=(runc)
+command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+command -v git >/dev/null 2>&1 || need+=(git)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing test dependencies: ${need[*]}" >&2
 sudo=""

@@ -57,6 +57,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./cli/wait.ts")).waitCommand(rest);
     case "kill":
       return (await import("./cli/kill.ts")).killCommand(rest);
+    case "hosts":
+      return (await import("./cli/hosts.ts")).hostsCommand(rest);
     case "sandbox":
       return (await import("./cli/sandbox-check.ts")).sandboxCommand(rest);
     case "restart":

@@ -6,8 +6,9 @@ import { printJson, reportError, writeAll } from "./report.ts";
 import { MergedLog, type MergedLine } from "./merged-log.ts";
 import { colourEnabled, paint } from "./terminal.ts";
 import { COMMON_OPTIONS, intOption, maybeHelp, parseVerbArgs } from "./verb-args.ts";
+import { HOST_OPTION, onHost } from "./host-flag.ts";
 
-export const LOGS_HELP = `Usage: agent-shell logs NAME|ID [--follow] [--tail N] [--stdout|--stderr] [--timestamps]
+export const LOGS_HELP = `Usage: agent-shell logs NAME|ID [--follow] [--tail N] [--stdout|--stderr] [--timestamps] [--host NAME]
 
 Print a background task's output: stdout and stderr merged in the order the task wrote
 them (stderr lines in red on a terminal), from its log files. A name means its newest
@@ -23,6 +24,8 @@ Options:
   --stderr           only stderr, byte for byte
   -t, --timestamps   prefix each line with the time it was written (ISO 8601)
   --json             print {task_id, status, stdout|stderr, exit_code?} (not with --follow)
+  --host NAME        the task is on that far-side host (ID means NAME:ID); its log files
+                     are there, so stdout and stderr are read apart (--stdout by default)
   --state-dir DIR    the daemon's state dir
 
 Examples:
@@ -40,6 +43,7 @@ const POLL_MS = 30_000;
 export async function logsCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseVerbArgs("logs", argv, {
     ...COMMON_OPTIONS,
+    ...HOST_OPTION,
     follow: { type: "boolean", short: "f" },
     tail: { type: "string", short: "n" },
     stderr: { type: "boolean" },
@@ -54,13 +58,16 @@ export async function logsCommand(argv: string[]): Promise<number> {
   if (values.stdout && values.stderr) return reportError("logs: give --stdout or --stderr, not both (neither: both, merged)", 2);
   // --follow starts from the last 10 lines unless told otherwise.
   const tail = intOption("logs", "tail", values.tail, 0) ?? (values.follow && !values.all ? 10 : undefined);
-  const taskId = positionals[0]!;
+  const taskId = onHost(values.host, positionals[0]!);
   const stream = values.stderr ? "stderr" : "stdout";
   return withDaemon(values["state-dir"], async (client) => {
     const reader = new LogReader(client, taskId, stream);
     const info = await reader.status();
     if (info.error) return reportError(info);
-    const merged = !values.stdout && !values.stderr && !values.json ? MergedLog.open(info.stdout_path as string | undefined) : null;
+    // A far-side task's log files are on its host: never open a local file of that name.
+    const far = typeof info.host === "string" && taskId.startsWith(`${info.host}:`);
+    if (far) reader.remote();
+    const merged = !far && !values.stdout && !values.stderr && !values.json ? MergedLog.open(info.stdout_path as string | undefined) : null;
     if (merged) return followMerged(client, taskId, merged, info.status === "running", { tail, follow: values.follow === true, timestamps: values.timestamps === true });
     let total = Number(info[`${stream}_total_bytes`] ?? 0);
     if (values.json) {
@@ -93,6 +100,7 @@ export async function logsCommand(argv: string[]): Promise<number> {
 /** Reads a stream's bytes from its spool file when there is one, else through range reads. */
 class LogReader {
   private path: string | undefined;
+  private local = true;
 
   constructor(
     private readonly client: DaemonClient,
@@ -102,8 +110,14 @@ class LogReader {
 
   async status(): Promise<ToolResult> {
     const r = await this.client.call("task_output", { task_id: this.taskId, offset: 0, length: 0, stream: this.stream });
-    this.path ??= r[`${this.stream}_path`] as string | undefined;
+    if (this.local) this.path ??= r[`${this.stream}_path`] as string | undefined;
     return r;
+  }
+
+  /** The log files are on another host: read through task_output only. */
+  remote(): void {
+    this.local = false;
+    this.path = undefined;
   }
 
   /** Copies bytes [start, end) to stdout. */
@@ -114,7 +128,7 @@ class LogReader {
       const len = Math.min(RANGE, end - pos);
       const r = await this.client.call("task_output", { task_id: this.taskId, offset: pos, length: len, stream: this.stream, max_bytes: RANGE });
       if (r.error) throw new Error(String(r.error));
-      this.path ??= r[`${this.stream}_path`] as string | undefined;
+      if (this.local) this.path ??= r[`${this.stream}_path`] as string | undefined;
       writeAll(1, new TextEncoder().encode(String(r[this.stream] ?? "")));
       pos += len;
     }

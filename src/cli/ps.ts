@@ -3,8 +3,9 @@ import { usageBySession } from "./proc-usage.ts";
 import { printJson, reportError, writeAll } from "./report.ts";
 import { type Cell, colourEnabled, shortDuration, table } from "./terminal.ts";
 import { COMMON_OPTIONS, maybeHelp, parseVerbArgs } from "./verb-args.ts";
+import { HOST_OPTION } from "./host-flag.ts";
 
-export const PS_HELP = `Usage: agent-shell ps [--all] [--json]
+export const PS_HELP = `Usage: agent-shell ps [--all] [--host NAME] [--json]
 
 List the daemon's background tasks: running ones, plus those that failed or were killed
 in the last 10 minutes (--all: every task still kept). Columns: id, name, status
@@ -13,6 +14,7 @@ in the last 10 minutes (--all: every task still kept). Columns: id, name, status
 
 Options:
   --all              every task, also those that completed or ended long ago
+  --host NAME        the tasks of that configured host (far-side hosts: ids NAME:bg-N)
   --json             print {"tasks": [...]}: task_list's fields plus cpu_percent,
                      memory_bytes and uptime_ms
   --state-dir DIR    the daemon's state dir
@@ -56,11 +58,11 @@ function exitStatus(t: Entry): string {
 
 /** `agent-shell ps`: the daemon's tasks as a table (or JSON), with CPU and memory of each group. */
 export async function psCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseVerbArgs("ps", argv, { ...COMMON_OPTIONS, all: { type: "boolean", short: "a" }, json: { type: "boolean" } });
+  const { values, positionals } = parseVerbArgs("ps", argv, { ...COMMON_OPTIONS, ...HOST_OPTION, all: { type: "boolean", short: "a" }, json: { type: "boolean" } });
   if (maybeHelp(values, PS_HELP)) return 0;
   if (positionals.length) return reportError(`ps takes no arguments, got: ${positionals.join(" ")}`, 2);
   return withDaemon(values["state-dir"], async (client) => {
-    const result = await client.call("task_list", { status: "all" });
+    const result = await client.call("task_list", { status: "all", ...(values.host !== undefined ? { host: values.host } : {}) });
     if (result.error) return reportError(result);
     const now = Date.now();
     const tasks = (result.tasks as Entry[]).filter(

@@ -18,7 +18,8 @@ One word after -- is a shell command line; several words are quoted and run as t
 
 Options:
   --timeout S        kill the command (and everything it started) after S seconds (default: no limit)
-  --cwd DIR          run in DIR (default: the current directory)
+  --cwd DIR          run in DIR (default: the current directory; with --host: that host's home)
+  --host NAME        run on that configured host (SSH, container or exec)
   --env K=V          add an environment variable (repeatable)
   --tty              run under a pseudo-terminal (stdout and stderr merged)
   --allow DIR        also allow DIR as a working directory (repeatable)
@@ -44,6 +45,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     {
       timeout: { type: "string" },
       cwd: { type: "string" },
+      host: { type: "string" },
       env: { type: "string", multiple: true },
       tty: { type: "boolean" },
       allow: { type: "string", multiple: true },
@@ -60,9 +62,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   const env = envOption("run", values.env);
   const line = commandLine("run", command);
 
+  // On another host --cwd names a directory there, not this process's working directory.
+  const remote = values.host as string | undefined;
   const host = new ToolHost({
     ...hostOptions({
-      cwd: values.cwd as string | undefined,
+      cwd: remote === undefined ? (values.cwd as string | undefined) : undefined,
       allow: values.allow as string[] | undefined,
       config: values.config as string | undefined,
       "state-dir": values["state-dir"] as string | undefined,
@@ -84,23 +88,35 @@ export async function runCommand(argv: string[]): Promise<number> {
   process.on("SIGHUP", onSignal);
   // A terminal user sees a spinner only while a slow command stays silent (and never over a prompt).
   const spinner = new Spinner(`running ${line}`);
+  let streamed = false;
   try {
-    const result = await host.call(
+    const call = (extra: Record<string, unknown>) => host.call(
       "bash",
       {
+        ...extra,
         command: line,
         timeout_seconds: timeout ?? NO_LIMIT_SECONDS,
         ...(Object.keys(env).length ? { env } : {}),
         ...(values.tty ? { tty: true } : {}),
+        ...(remote !== undefined ? { host: remote, ...(values.cwd !== undefined ? { working_directory: values.cwd } : {}) } : {}),
       },
       {
         signal: interrupted.signal,
         onTask: (task) => {
+          streamed = true;
           streamLive(task, spinner);
           if (task.stdout.total + task.stderr.total === 0) spinner.start(1000);
         },
       },
     );
+    let result = await call({});
+    // A far-side host asks for its own confirmation: ask here, then repeat the call confirmed.
+    if (result.needs_confirmation === true) {
+      if (!(await confirmOnTerminal(values.yes as boolean | undefined, interrupted.signal)(line))) {
+        return reportError("command cancelled: it needs confirmation (answer y at the prompt, or pass --yes when there is no terminal)", 1);
+      }
+      result = await call({ confirmed: true });
+    }
     spinner.stop();
     if (signalled) return signalled === "SIGINT" ? 130 : signalled === "SIGTERM" ? 143 : 129;
     if (result.error_code === "TIMEOUT") {
@@ -108,6 +124,11 @@ export async function runCommand(argv: string[]): Promise<number> {
       return 124;
     }
     if (result.error) return reportError(result, 125);
+    // A far-side host answers with the whole output at the end (nothing streamed here).
+    if (!streamed) {
+      if (typeof result.stdout === "string") writeAll(1, new TextEncoder().encode(result.stdout));
+      if (typeof result.stderr === "string") writeAll(2, new TextEncoder().encode(result.stderr));
+    }
     return exitStatus(result);
   } finally {
     spinner.stop();

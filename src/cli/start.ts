@@ -35,7 +35,8 @@ Options:
   --restart-delay S      with --restart-on: seconds before a restart, doubled on quick
                          successive failures up to 30 (default: 1)
   --tty                  run under a pseudo-terminal
-  --cwd DIR              run in DIR (default: the current directory)
+  --cwd DIR              run in DIR (default: the current directory; with --host: that host's home)
+  --host NAME            start it on that configured host (far-side hosts: its id is NAME:bg-N)
   --env K=V              add an environment variable (repeatable; the task also gets this
                          shell's environment)
   --yes                  start a command that needs confirmation without asking
@@ -70,6 +71,7 @@ export async function startCommand(argv: string[]): Promise<number> {
       "restart-delay": { type: "string" },
       tty: { type: "boolean" },
       cwd: { type: "string" },
+      host: { type: "string" },
       env: { type: "string", multiple: true },
       yes: { type: "boolean" },
       json: { type: "boolean" },
@@ -94,11 +96,15 @@ export async function startCommand(argv: string[]): Promise<number> {
     return reportError("start: --max-restarts and --restart-delay need --restart-on failure|always", 2);
   }
   const name = values.name as string | undefined;
-  const forwarded = forwardedEnv();
+  // On another host: its own environment and home, plus only what --env and --cwd say.
+  const remote = values.host as string | undefined;
+  const forwarded = remote === undefined ? forwardedEnv() : {};
+  const cwd = remote === undefined ? resolve((values.cwd as string | undefined) ?? process.cwd()) : (values.cwd as string | undefined);
   const args: Record<string, unknown> = {
     command: line,
     run_in_background: true,
-    working_directory: resolve((values.cwd as string | undefined) ?? process.cwd()),
+    ...(cwd !== undefined ? { working_directory: cwd } : {}),
+    ...(remote !== undefined ? { host: remote } : {}),
     env: { ...forwarded, ...envOption("start", values.env) },
     ...(name !== undefined ? { name } : {}),
     ...(readyPort !== undefined ? { ready_port: readyPort } : {}),
@@ -114,7 +120,7 @@ export async function startCommand(argv: string[]): Promise<number> {
   const waitMs = ((readyTimeout ?? 60) + 60) * 1000;
   return withDaemon(values["state-dir"], async (client) => {
     if (values.restart && name !== undefined) {
-      const list = await client.call("task_list", { status: "running" });
+      const list = await client.call("task_list", { status: "running", ...(remote !== undefined ? { host: remote } : {}) });
       for (const t of (list.tasks as Array<{ task_id: string; name?: string }>) ?? []) {
         if (t.name === name) await client.call("kill_shell", { task_id: t.task_id });
       }

@@ -26,6 +26,9 @@ Usage:
   agent-shell down [NAME...] [-f FILE]      stop them, dependants first
   agent-shell daemon start|stop|status
   agent-shell config show [--config FILE] [--json]   every setting, its value and its source
+  agent-shell hosts check [NAME...] [--json]
+        Each configured host: how it is reached, the far side's agent-shell version,
+        sandbox level and round-trip time, or what is wrong (exit 1).
   agent-shell sandbox check [--json]
         What this kernel can contain, and what each sandbox mode enforces here.
         Sandbox modes (--sandbox, AGENT_SHELL_SANDBOX, config sandbox):

@@ -3,8 +3,9 @@ import { printOutputTail } from "./output-tail.ts";
 import { exitStatus, printJson, reportError } from "./report.ts";
 import { shortDuration, Spinner } from "./terminal.ts";
 import { COMMON_OPTIONS, maybeHelp, parseVerbArgs, secondsOption } from "./verb-args.ts";
+import { HOST_OPTION, onHost } from "./host-flag.ts";
 
-export const WAIT_HELP = `Usage: agent-shell wait ID... [--timeout S]
+export const WAIT_HELP = `Usage: agent-shell wait ID... [--timeout S] [--host NAME]
 
 Wait until every given task has ended. Exit 0 if each exited 0; otherwise the exit code of
 the first listed task that did not (128+N if signal N ended it, 1 if it was lost);
@@ -13,6 +14,7 @@ spinner shows the elapsed time.
 
 Options:
   --timeout S        give up after S seconds (fractions allowed; default: wait forever)
+  --host NAME        the tasks are on that far-side host (ID means NAME:ID)
   --json             print the tasks' final status as JSON
   --state-dir DIR    the daemon's state dir
 
@@ -34,12 +36,12 @@ interface Status {
 
 /** `agent-shell wait ID...`: event-driven (the daemon answers the moment the tasks end). */
 export async function waitCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseVerbArgs("wait", argv, { ...COMMON_OPTIONS, timeout: { type: "string" }, json: { type: "boolean" } });
+  const { values, positionals } = parseVerbArgs("wait", argv, { ...COMMON_OPTIONS, ...HOST_OPTION, timeout: { type: "string" }, json: { type: "boolean" } });
   if (maybeHelp(values, WAIT_HELP)) return 0;
   if (positionals.length === 0) return reportError("wait: give one or more task ids (see 'agent-shell wait --help')", 2);
   const timeout = secondsOption("wait", "timeout", values.timeout);
   const deadline = timeout === undefined ? Infinity : performance.now() + timeout * 1000;
-  const ids = [...new Set(positionals)];
+  const ids = [...new Set(positionals.map((id) => onHost(values.host, id)))];
   return withDaemon(values["state-dir"], async (client) => {
     const spinner = new Spinner(`waiting for ${ids.join(" ")}`).start();
     try {

@@ -1,17 +1,44 @@
 import { z } from "zod";
 
-/** One `[hosts.NAME]` table: an SSH host the `host` parameter can name. */
+/**
+ * One `[hosts.NAME]` table (SPEC §7, §16) with exactly one way in: an SSH host (`host`,
+ * `port`, …), a container (`container`, `engine`), or any pipe command (`exec`).
+ * Container and exec hosts, and SSH hosts with `agent = true`, run agent-shell on the far side.
+ */
 export const HostSchema = z
   .object({
-    host: z.string().min(1),
+    host: z.string().min(1).optional(),
     port: z.number().int().min(1).max(65535).default(22),
     user: z.string().min(1).optional(),
     identity_file: z.string().min(1).optional(),
     known_hosts: z.string().min(1).optional(),
     strict_host_key_checking: z.enum(["yes", "accept-new"]).default("yes"),
     allowed_paths: z.array(z.string()).optional(),
+    // §16: the far-side agent.
+    container: z.string().min(1).optional(),
+    engine: z.enum(["podman", "docker"]).optional(),
+    exec: z.array(z.string().min(1)).min(1).optional(),
+    agent: z.boolean().optional(),
+    agent_path: z.string().min(1).optional(),
+    sandbox: z.enum(["workspace-write", "read-only", "off"]).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((h, issue) => {
+    const ways = (["host", "container", "exec"] as const).filter((k) => h[k] !== undefined);
+    if (ways.length !== 1) {
+      issue.addIssue({
+        code: "custom",
+        path: ways.length ? [ways[1]!] : ["host"],
+        message: ways.length
+          ? `give one way in, not ${ways.join(" and ")}`
+          : 'give one way in: host = "ssh.example.com", container = "NAME" or exec = ["kubectl", "exec", "-i", "POD", "--"]',
+      });
+    }
+    if (h.engine !== undefined && h.container === undefined) issue.addIssue({ code: "custom", path: ["engine"], message: "engine applies only with container" });
+    if (h.agent === false && h.host === undefined) {
+      issue.addIssue({ code: "custom", path: ["agent"], message: "container and exec hosts always run agent-shell on the far side" });
+    }
+  });
 
 export type HostConfig = z.infer<typeof HostSchema>;
 

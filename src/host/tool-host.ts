@@ -9,6 +9,11 @@ import { CodedError, type ErrorResult, invalidArgument, type ToolResult } from "
 import { within } from "../first-of.ts";
 import { LocalRuntime } from "../runtime/local.ts";
 import { SshHosts } from "../runtime/ssh/runtime.ts";
+import type { SshTarget } from "../runtime/ssh/connection.ts";
+import { usesFarAgent } from "../runtime/far/way-in.ts";
+import { FarHosts } from "./far/far-hosts.ts";
+import { splitId } from "./far/task-ids.ts";
+import { type GroupRead, readAcrossHosts } from "./far/across-hosts.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
 import { closeWarmLaunchers } from "../runtime/warm-launcher.ts";
 import { TaskCgroup } from "../runtime/task-cgroup.ts";
@@ -86,6 +91,8 @@ export class ToolHost {
   readonly sandbox: Sandbox;
   private readonly owner: OwnerFolder;
   private readonly sshHosts: SshHosts;
+  /** Hosts reached through agent-shell on the far side (SPEC §16): their calls are forwarded there. */
+  readonly farHosts: FarHosts;
   private readonly base: Omit<ToolContext, "signal" | "progress">;
   private readonly shutdown = new AbortController();
   private readonly byName = new Map<string, ToolDefinition>(TOOLS.map((t) => [t.name, t]));
@@ -107,7 +114,9 @@ export class ToolHost {
     PidsLimit.configure({ maxProcesses: config.max_processes, persistent: options.persist === true });
     this.owner = OwnerFolder.open(stateRoot, options.persist === true);
     this.registry = new Registry({ taskTtlMs: config.task_ttl_seconds * 1000, maxFinishedTasks: config.max_finished_tasks, owner: this.owner });
-    this.sshHosts = new SshHosts(config.hosts, config.kill_grace_seconds);
+    const sshOnly = Object.entries(config.hosts).filter(([, h]) => !usesFarAgent(h));
+    this.sshHosts = new SshHosts(Object.fromEntries(sshOnly) as Record<string, SshTarget>, config.kill_grace_seconds);
+    this.farHosts = new FarHosts(config.hosts, config.kill_grace_seconds);
     const streams = { bufferBytes: config.background_buffer_bytes, maxLogBytes: config.max_log_bytes, killGraceMs: config.kill_grace_seconds * 1000 };
     if (options.persist) recoverTasks(this.owner, this.registry, streams, (host) => this.sshHosts.runtime(host));
     const launcher = new Launcher(this.registry, this.owner, {
@@ -159,6 +168,17 @@ export class ToolHost {
     const parsed = tool.schema.safeParse(given);
     if (!parsed.success) throw fromZodError(name, parsed.error, given, parameterNames(tool.schema));
     const signal = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
+    const raw = given as Record<string, unknown>;
+    const host = (parsed.data as { host?: unknown }).host;
+    if (typeof host === "string" && !Object.hasOwn(this.config.hosts, host)) throw this.unknownHost(name, host);
+    const far = this.farHosts.route(name, raw);
+    if (far && "groups" in far) {
+      // task_ids on several hosts: each host reads its own, combined here.
+      const read: GroupRead = (g, a, sig) =>
+        g.host ? this.farHosts.forward(this.farHosts.toFar(name, g.host, a), { signal: sig }) : this.run(name, a, { ...options, signal: sig });
+      return readAcrossHosts(far.groups, parsed.data as Record<string, unknown>, read, signal);
+    }
+    if (far) return this.farHosts.forward(far, { signal, progress: options.progress });
     const scope = options.scope;
     if (scope && scope.allowedRoots.length === 0 && RUNS_COMMANDS.has(name) && (parsed.data as { host?: string }).host === undefined) {
       throw new CodedError(
@@ -168,7 +188,7 @@ export class ToolHost {
       );
     }
     const where = scope ? { cwd: scope.cwd, allowedRoots: scope.allowedRoots, sandboxMode: scope.sandbox ?? this.sandbox.mode } : {};
-    return tool.run(parsed.data, {
+    const ctx = {
       ...this.base,
       ...where,
       signal,
@@ -176,7 +196,15 @@ export class ToolHost {
       onTask: options.onTask,
       confirmations: options.confirmations ?? this.base.confirmations,
       confirmationPolicy: options.confirmationPolicy ?? this.base.confirmationPolicy,
-    });
+    };
+    if (name === "task_list" && host === undefined) return this.withFarTasks(tool.run(parsed.data, ctx), given as Record<string, unknown>, signal);
+    return tool.run(parsed.data, ctx);
+  }
+
+  /** task_list without `host`: the local tasks, then those of every far host this process has used. */
+  private async withFarTasks(local: Promise<ToolResult>, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
+    const [here, far] = await Promise.all([local, this.farHosts.usedHostsTasks(args, { signal })]);
+    return far.length ? { ...here, tasks: [...(here.tasks as ToolResult[]), ...far] } : here;
   }
 
   /**
@@ -187,6 +215,11 @@ export class ToolHost {
    * with its result alone.
    */
   async callAsTask(name: string, args: unknown, options: CallOptions = {}): Promise<{ task: Task; result: Promise<ToolResult> } | { result: ToolResult }> {
+    const host = (args as { host?: unknown } | null)?.host;
+    if (typeof host === "string" && this.farHosts.isFar(host)) {
+      const message = `A call for host '${host}' cannot run as an MCP task (its tasks live in the far side's registry): call it with run_in_background: true instead, and read '${host}:bg-N' with task_output`;
+      return { result: new CodedError("INVALID_ARGUMENT", message, { host }).toResult() };
+    }
     let launched!: (task: Task) => void;
     const started = new Promise<Task>((resolve) => (launched = resolve));
     const result = this.call(name, args, {
@@ -238,7 +271,8 @@ export class ToolHost {
 
   /** Notices about tasks (output watches) for whoever relays them, e.g. as MCP log messages. */
   onNotice(listener: (data: Record<string, unknown>) => void): () => void {
-    return this.registry.onNotice(listener);
+    const offs = [this.registry.onNotice(listener), this.farHosts.onNotice(listener)];
+    return () => offs.forEach((off) => off());
   }
 
   hasRunningTasks(): boolean {
@@ -247,6 +281,8 @@ export class ToolHost {
 
   /** Resolves once a task has output past the offsets, or has ended, or after `timeoutMs`. */
   async awaitOutput(taskId: string, offsets: { stdout: number; stderr: number }, timeoutMs: number, signal: AbortSignal): Promise<OutputPosition> {
+    const far = splitId(taskId, this.farHosts.isFar);
+    if (far) return this.farHosts.awaitOutput(far.host, far.id, offsets, timeoutMs, signal);
     const task = this.registry.resolve(taskId);
     if (!task) return { found: false, running: false, stdout_total: 0, stderr_total: 0 };
     const news = await awaitOutputNews(task, offsets, timeoutMs, signal);
@@ -267,12 +303,17 @@ export class ToolHost {
   private remoteRuntime(host: string): Runtime {
     const runtime = this.sshHosts.runtime(host);
     if (runtime) return runtime;
-    const known = this.sshHosts.names;
-    throw invalidArgument(
-      "bash",
+    throw this.unknownHost("bash", host);
+  }
+
+  /** Hosts come only from the configuration: any other name is refused, listing the configured ones. */
+  private unknownHost(tool: string, host: string): CodedError {
+    const known = Object.keys(this.config.hosts).sort();
+    return invalidArgument(
+      tool,
       "host",
       `unknown host '${host}'. ` +
-        (known.length ? `Known hosts: ${known.join(", ")}` : "No hosts are configured (add a [hosts.NAME] table to the config file)"),
+        (known.length ? `Configured hosts: ${known.join(", ")}` : "No hosts are configured (add a [hosts.NAME] table to the config file)"),
       { host, known_hosts: known },
     );
   }
@@ -285,6 +326,7 @@ export class ToolHost {
       // Killed remote tasks still remove their remote files over the pool: let them.
       if (this.sshHosts.active) await within(Promise.all(this.registry.list().map((t) => t.ended)), REMOTE_CLEANUP_MS);
       await this.sshHosts.close();
+      await this.farHosts.close();
       closeWarmLaunchers();
       this.owner.close();
       if (--openHosts === 0) watchdogClosedCleanly();

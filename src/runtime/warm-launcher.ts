@@ -1,9 +1,9 @@
-import { closeSync, writeSync } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { sandboxSignature } from "../sandbox/bwrap.ts";
-import { LAUNCHER, launchScript, launcherStartEnv } from "./launch-script.ts";
+import { BASH, LAUNCHER, launchScript, launcherStartEnv } from "./launch-script.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 import { adoptIntoCgroup, learnSandboxInit, spawnBwrap, undoGitPlantsAtExit } from "./local-process.ts";
-import { createPipe } from "./pipes.ts";
+import { createPipe, writeAndClose } from "./pipes.ts";
 import { signalGroup } from "./process-group.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
 import { PidsLimit } from "./pids-limit.ts";
@@ -27,6 +27,14 @@ import { watchdog } from "./watchdog.ts";
  * shell), a terminal, a working directory under a hidden path, an environment variable
  * name bash cannot export, or a script too large for one pipe write.
  */
+
+/**
+ * The Landlock level's launcher, made ahead because that level's own launcher is a
+ * re-execution of this binary (~15 ms; the far side's usual level inside containers, SPEC
+ * §16). It gets its script on stdin: `__sandbox-exec` passes only fds 0–2 on to what it
+ * becomes, so it serves only commands with no stdin; the others start the usual way.
+ */
+const LANDLOCK_LAUNCHER = [BASH, "--noprofile", "--norc", "-c", ". /dev/stdin; exit 125"];
 
 /** Unsandboxed commands: one more kind of launcher, kept like a policy's. */
 const UNSANDBOXED = Symbol("unsandboxed");
@@ -78,7 +86,8 @@ const MAX_SCRIPT = 60 * 1024;
 /** A launcher made ready for `spec` with `spec`'s command started in it, or null (start it the usual way). */
 export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
   if (spec.argv || spec.tty) return null;
-  const kind: Kind | null = spec.sandbox ? (spec.sandbox.level === "namespaces" ? spec.sandbox : null) : TaskCgroup.available() ? UNSANDBOXED : null;
+  const ahead = spec.sandbox && (spec.sandbox.level === "namespaces" || (spec.sandbox.level === "landlock" && spec.stdin === null));
+  const kind: Kind | null = spec.sandbox ? (ahead ? spec.sandbox : null) : TaskCgroup.available() ? UNSANDBOXED : null;
   if (kind === null) return null;
   const ready = warm.get(kind) ?? [];
   warm.delete(kind);
@@ -166,12 +175,25 @@ function start(kind: Kind): Warm {
       cgroup = TaskCgroup.create();
       if (!cgroup) throw new Error("no task cgroup");
       proc = Bun.spawn(LAUNCHER, { stdio: [stdinR, outW, errW, reqR], cwd: "/", env, detached: true });
+    } else if (kind.level === "landlock") {
+      // No pid namespace at this level: as for a direct start, the task's own cgroup holds it where there is one.
+      cgroup = TaskCgroup.available() ? TaskCgroup.create() : null;
+      const [envR, envW] = createPipe();
+      const devNull = openSync("/dev/null", "r");
+      opened.push(envR, envW, devNull);
+      const wrapped = kind.wrap(LANDLOCK_LAUNCHER, { cwd: "/", info: false });
+      // fd 3 stands for the pinned directory; fd 4 gives the launcher's own environment (exec.ts).
+      proc = Bun.spawn(wrapped.argv, { stdio: [reqR, outW, errW, devNull, envR], cwd: "/", env: wrapped.env, detached: true } as never);
+      writeAndClose(envW, Object.entries(env).map(([k, v]) => `${k}=${v}\0`).join(""));
+      for (const fd of [envR, devNull, stdinW]) closeQuietly(fd);
+      opened.splice(0, opened.length, ...opened.filter((fd) => ![envR, envW, devNull, stdinW].includes(fd))); // closed: never again
     } else {
       proc = spawnBwrap(kind.wrap(LAUNCHER, { cwd: "/", info: false }), kind, stdio, reqR, false);
     }
     watchdog().track(proc.pid);
     for (const fd of [stdinR, outW, errW, reqR]) closeQuietly(fd); // the child has its copies
-    const w: Warm = { kind, proc, hidden: signature(kind, "/"), env, ready: cgroup === null && limit === null, cgroup, limit, request: reqW, stdin: stdinW, stdout: outR, stderr: errR };
+    const stdin = kind !== UNSANDBOXED && kind.level === "landlock" ? -1 : stdinW; // a Landlock launcher's commands read /dev/null
+    const w: Warm = { kind, proc, hidden: signature(kind, "/"), env, ready: cgroup === null && limit === null, cgroup, limit, request: reqW, stdin, stdout: outR, stderr: errR };
     if (cgroup || limit) {
       // It waits on its script until claimed: placed before it is ready, it runs nothing outside.
       void Promise.all([cgroup?.place(proc.pid) ?? true, limit?.place(proc.pid) ?? true]).then(([inCgroup, limited]) => {

@@ -55,7 +55,7 @@ const schema = z
       .string()
       .min(1)
       .optional()
-      .describe("Configured host."),
+      .describe("Host."),
     sandbox: sandboxParameter,
     ...outputParameters,
     ...serviceParameters,

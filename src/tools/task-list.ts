@@ -9,6 +9,7 @@ const schema = z
       .enum(["running", "finished", "all"])
       .default("all")
       .describe("Which tasks (default: 'all')."),
+    host: z.string().optional().describe("Host."),
   })
   .strict();
 
@@ -46,13 +47,13 @@ export const taskListTool = defineTool({
   title: "List tasks",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
-    "List background tasks by id. " +
+    "List background tasks. " +
     "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?}]}",
   schema,
   result: resultSchema,
   async run(args, ctx) {
     const which = args.status;
-    const shown = ctx.registry.list().filter((t) => which === "all" || (which === "running") === t.running);
+    const shown = ctx.registry.list().filter((t) => (which === "all" || (which === "running") === t.running) && (args.host === undefined || t.info.host === args.host));
     const tasks = shown.map(listEntry);
     ctx.registry.markFinalStatusRead(shown);
     return { tasks };

@@ -47,9 +47,8 @@ export const taskTool = defineTool({
   title: "Run a subagent",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   description:
-    "Run a subagent CLI (agent_command, else claude, codex, gemini or clemini) on `prompt`, non-interactively, in the sandbox" +
-    ". Returns: {status: 'completed'|'failed', exit_code, stdout, stderr, sandbox, output_task_id?} | {task_id, status, promp" +
-    "t}",
+    "Run a subagent CLI (agent_command, else claude, codex, gemini or clemini) on `prompt`, in the sandbox. Returns: {status:" +
+    " 'completed'|'failed', exit_code, stdout, stderr, sandbox, output_task_id?} | {task_id, status, prompt}",
   schema,
   result: resultSchema,
   taskSupport: "optional",
