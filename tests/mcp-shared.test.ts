@@ -97,6 +97,22 @@ describe("mcp --shared", () => {
     }
   });
 
+  test("a connection's looser --sandbox is asked for, never granted by its hello alone (SPEC §20)", async () => {
+    const work = realpathSync(mkdtempSync("/var/tmp/as-shared-looser-"));
+    const off = await shared(work, ["--sandbox", "off"]);
+    try {
+      const first = await off.call("bash", { command: "touch outside-asked" });
+      expect(first).toMatchObject({ needs_confirmation: true });
+      expect(existsSync(join(work, "outside-asked"))).toBe(false);
+      const confirmed = await off.call("bash", { command: "touch outside-asked", confirmed: true });
+      expect(confirmed).toMatchObject({ sandbox: "off", success: true });
+      expect(existsSync(join(work, "outside-asked"))).toBe(true);
+    } finally {
+      await off.close();
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
   test("nothing is left running after daemon stop", async () => {
     const s = await shared(dirA);
     const m = uniqueSleep(430);

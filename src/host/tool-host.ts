@@ -62,8 +62,10 @@ export interface CallOptions {
 export interface CallScope {
   cwd: string;
   allowedRoots: string[];
-  /** The default mode of this caller's commands (the server's when absent). */
+  /** The default mode of this caller's commands (the server's when absent); never looser than the server's. */
   sandbox?: SandboxMode;
+  /** A looser default this caller asked for: applied call by call, each confirmed (SPEC §20). */
+  requestedSandbox?: SandboxMode;
   /** Who confirms this caller's calls and how long its person has (SPEC §19); the server's config when absent. */
   confirm?: Pick<Config, "confirm_by" | "confirm_timeout_seconds">;
 }
@@ -187,7 +189,9 @@ export class ToolHost {
         { tool: name },
       );
     }
-    const where = scope ? { cwd: scope.cwd, allowedRoots: scope.allowedRoots, sandboxMode: scope.sandbox ?? this.sandbox.mode } : {};
+    const where = scope
+      ? { cwd: scope.cwd, allowedRoots: scope.allowedRoots, sandboxMode: scope.sandbox ?? this.sandbox.mode, requestedSandboxMode: scope.requestedSandbox }
+      : {};
     const ctx = {
       ...this.base,
       ...where,

@@ -4,7 +4,7 @@ import { isAbsolute } from "node:path";
 import type { CallScope, ToolHost } from "../host/tool-host.ts";
 import { ConfigSchema } from "../config/schema.ts";
 import { allowedRoots } from "../safety/paths.ts";
-import { SANDBOX_MODES } from "../sandbox/policy.ts";
+import { SANDBOX_MODES, type SandboxMode, strictness } from "../sandbox/policy.ts";
 import { AwaitOutputRequestSchema } from "./await-output.ts";
 import { RestartRequestSchema } from "./restart-request.ts";
 import { createMcpServer } from "./server.ts";
@@ -60,7 +60,7 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
       void server.close().catch(() => {});
       armIdle();
     });
-    void server.connect(new SocketTransport(socket, { expect: token, onHello: (hello) => Object.assign(scope, declaredScope(hello, scope)) })).catch(() => socket.destroy());
+    void server.connect(new SocketTransport(socket, { expect: token, onHello: (hello) => Object.assign(scope, declaredScope(hello, scope, host.sandbox.mode)) })).catch(() => socket.destroy());
   });
   host.onTaskEnd(() => armIdle());
 
@@ -105,10 +105,19 @@ function undeclaredScope(host: ToolHost): CallScope {
 }
 
 /** A declared working directory (absolute, an existing directory), its `allow`ed roots, sandbox mode and who confirms. */
-function declaredScope(hello: DaemonHello, fallback: CallScope): CallScope {
-  const sandbox = SANDBOX_MODES.find((m) => m === hello.sandbox);
+function declaredScope(hello: DaemonHello, fallback: CallScope, daemonMode: SandboxMode): CallScope {
+  const declared = SANDBOX_MODES.find((m) => m === hello.sandbox);
+  // A hello narrows the daemon's sandbox, never widens it (SPEC §20): a looser mode is only
+  // requested, and every call that would use it is confirmed, like a per-call `sandbox`.
+  const looser = declared !== undefined && strictness(declared) < strictness(daemonMode);
+  const sandbox = looser ? undefined : declared;
   const confirm = declaredConfirm(hello);
-  const withMode = (scope: CallScope): CallScope => ({ ...scope, ...(sandbox ? { sandbox } : {}), ...(confirm ? { confirm } : {}) });
+  const withMode = (scope: CallScope): CallScope => ({
+    ...scope,
+    ...(sandbox ? { sandbox } : {}),
+    ...(looser ? { requestedSandbox: declared } : {}),
+    ...(confirm ? { confirm } : {}),
+  });
   if (hello.cwd === undefined || !isAbsolute(hello.cwd)) return withMode(fallback);
   try {
     const cwd = realpathSync(hello.cwd);

@@ -25,6 +25,8 @@ export interface ToolContext {
   sandbox: Sandbox;
   /** This caller's default mode: the server's, or what a daemon connection declared. */
   sandboxMode: SandboxMode;
+  /** A looser default this caller asked for (a daemon connection's hello): each call using it is confirmed. */
+  requestedSandboxMode?: SandboxMode;
   confirmationPolicy: ConfirmationPolicy;
   /** Aborted when the caller goes away (MCP cancellation, shutdown). */
   signal: AbortSignal;

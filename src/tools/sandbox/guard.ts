@@ -35,8 +35,10 @@ export async function guardSandbox(
   args: { key: string; field: "command" | "prompt"; sandbox?: SandboxMode; confirmed?: boolean; description?: string; binding: string; cwd: string },
 ): Promise<{ mode: SandboxMode; approvedByPerson?: boolean } | { result: ToolResult }> {
   const server = ctx.sandboxMode;
-  const mode = args.sandbox ?? server;
-  if (args.sandbox !== undefined && strictness(mode) < strictness(server)) {
+  // A connection that asked for a looser default (a daemon hello) gets it call by call, confirmed like a per-call one (SPEC §20).
+  const asked = args.sandbox ?? ctx.requestedSandboxMode;
+  const mode = asked ?? server;
+  if (asked !== undefined && strictness(mode) < strictness(server)) {
     const record = `\0sandbox\0${args.binding}`;
     const policy = ctx.confirmationPolicy;
     const what = `This call asks to run outside the server's sandbox ('${server}' → '${mode}')`;
