@@ -7,6 +7,7 @@ import { confirmOnTerminal } from "./prompt.ts";
 import { exitStatus, reportError, writeAll } from "./report.ts";
 import { Spinner } from "./terminal.ts";
 import { commandLine, envOption, intOption, maybeHelp, parseVerbArgs } from "./verb-args.ts";
+import { secretVariables } from "../runtime/env.ts";
 
 export const RUN_HELP = `Usage: agent-shell run [options] -- CMD...
 
@@ -59,11 +60,12 @@ export async function runCommand(argv: string[]): Promise<number> {
   );
   if (maybeHelp(values, RUN_HELP)) return 0;
   const timeout = intOption("run", "timeout", values.timeout, 1);
-  const env = envOption("run", values.env);
   const line = commandLine("run", command);
 
   // On another host --cwd names a directory there, not this process's working directory.
   const remote = values.host as string | undefined;
+  // A person's own local command keeps the person's credentials (a server's children do not inherit them: SPEC §20).
+  const env = { ...(remote === undefined ? secretVariables(process.env) : {}), ...envOption("run", values.env) };
   const host = new ToolHost({
     ...hostOptions({
       cwd: remote === undefined ? (values.cwd as string | undefined) : undefined,

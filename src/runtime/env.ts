@@ -38,6 +38,13 @@ export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name);
 }
 
+/** The secret-named variables of an environment (what a person's own `run` passes on explicitly). */
+export function secretVariables(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && isSecretName(k)) out[k] = v;
+  return out;
+}
+
 /**
  * Variables that change how a program loads or starts (the dynamic loader, glibc, Bun,
  * Node). A launcher or wrapper that runs before the sandbox is in force never gets them:
