@@ -88,6 +88,9 @@ describe("a call's env reaches only the command", () => {
     expect(r.stdout).toContain("AS_TEST_PLAIN=plain");
     const given = await s.call("bash", { command: "echo $AS_TEST_API_KEY", env: { AS_TEST_API_KEY: "mine" } });
     expect(given.stdout).toBe("mine\n");
+    // A person's own `run` is not a server's child: it keeps the person's variables.
+    const person = await runCli(["run", "--", "echo $AS_TEST_API_KEY"], { cwd: work, env: { HOME: home, AS_TEST_API_KEY: "person" } });
+    expect(person.stdout).toBe("person\n");
     proof("env-secrets", 2, "hidden=AS_TEST_API_KEY,AS_TEST_SESSION_TOKEN");
   });
 });
