@@ -219,8 +219,19 @@ function killTasks(root: string): void {
   } catch {}
 }
 
+/**
+ * At exit: our folder goes with its task cgroups. A launcher killed just before (its cgroup
+ * still holding it for the moment its exit takes) is waited for briefly, so the folder does
+ * not outlive its host on a busy machine.
+ */
 function removeRoot(): void {
-  if (found) removeFolder(found.root);
+  if (!found) return;
+  const deadline = performance.now() + 200;
+  removeFolder(found.root);
+  while (existsSync(found.root) && performance.now() < deadline) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+    removeFolder(found.root);
+  }
 }
 
 /** A host's folder and its task cgroups, those that are empty. */
