@@ -14,8 +14,8 @@ export function sandboxedCommand(command: string, cwd: string, stateRoot: string
   const { level, run } = sandbox.forCall(sandbox.mode);
   if (level !== "namespaces" || !run) throw new Error(`the default sandbox here is not bwrap (level ${level ?? "none"}): no contained floor to measure`);
   // The floor runs the command itself where agent-shell runs a launcher (the seccomp filter is left out: it needs an fd).
-  const { argv, env } = run.wrap(["bash", "-c", command], { cwd, info: false });
+  const argv = run.wrap(["bash", "-c", command], { cwd, info: false });
   const at = argv.indexOf("--seccomp");
   argv.splice(at, 2, "--chdir", cwd);
-  return { argv, env: { ...env, ...childEnv() } };
+  return { argv, env: childEnv() };
 }

@@ -3,6 +3,7 @@ import { pinCwd } from "./pinned-cwd.ts";
 import { closeSync, openSync } from "node:fs";
 import { createPipe, pipeOf, writeAndClose } from "./pipes.ts";
 import { LAUNCHER, launchScript, launcherStartEnv } from "./launch-script.ts";
+import { launcherEnv } from "./env.ts";
 import { seccompProgram } from "../sandbox/seccomp/filter.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 import { gitState, undoGitPlants } from "../sandbox/git-guard.ts";
@@ -110,8 +111,7 @@ function spawnLandlocked(spec: SpawnSpec, argv: string[], stdio: StdioOptions, c
   const pinFd = cwd.fd ?? openSync("/dev/null", "r");
   const [envR, envW] = createPipe();
   try {
-    const wrapped = spec.sandbox!.wrap(argv, { cwd: spec.cwd, info: false });
-    const proc = Bun.spawn(wrapped.argv, { ...withFds(stdio, [pinFd, envR]), cwd: cwd.path, env: wrapped.env, detached: true } as never);
+    const proc = Bun.spawn(spec.sandbox!.wrap(argv, { cwd: spec.cwd, info: false }), { ...withFds(stdio, [pinFd, envR]), cwd: cwd.path, env: launcherEnv(), detached: true } as never);
     writeAndClose(envW, Object.entries(spec.env).map(([k, v]) => `${k}=${v}\0`).join(""));
     return proc;
   } catch (e) {
@@ -134,13 +134,14 @@ function withFds(stdio: StdioOptions, extra: number[]): object {
  * filter as fd 4. Made with `info` (`reportsInit`), it tells the host pid of its namespace
  * init on fd 5; the child leads its own session.
  */
-export function spawnBwrap(wrapped: { argv: string[]; env: Record<string, string> }, run: SandboxRun, stdio: StdioOptions, script: number, reportsInit: boolean): Bun.Subprocess {
+export function spawnBwrap(argv: string[], run: SandboxRun, stdio: StdioOptions, script: number, reportsInit: boolean): Bun.Subprocess {
+  const env = launcherStartEnv();
   const state = { init: null as number | null };
   const seccomp = pipeOf(seccompProgram({ allowUnixSockets: run.policy.allowUnixSockets.length > 0 }));
   const opened = [seccomp];
   try {
     if (!reportsInit) {
-      const proc = Bun.spawn(wrapped.argv, { ...withFds(stdio, [script, seccomp]), cwd: "/", env: wrapped.env, detached: true } as never);
+      const proc = Bun.spawn(argv, { ...withFds(stdio, [script, seccomp]), cwd: "/", env, detached: true } as never);
       sandboxed.set(proc, state);
       return proc;
     }
@@ -148,7 +149,7 @@ export function spawnBwrap(wrapped: { argv: string[]; env: Record<string, string
     opened.push(infoW);
     let proc: Bun.Subprocess;
     try {
-      proc = Bun.spawn(wrapped.argv, { ...withFds(stdio, [script, seccomp, infoW]), cwd: "/", env: wrapped.env, detached: true } as never);
+      proc = Bun.spawn(argv, { ...withFds(stdio, [script, seccomp, infoW]), cwd: "/", env, detached: true } as never);
     } catch (e) {
       closeSync(infoR);
       throw e;

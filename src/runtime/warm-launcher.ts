@@ -1,5 +1,6 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import { sandboxSignature } from "../sandbox/bwrap.ts";
+import { launcherEnv } from "./env.ts";
 import { BASH, LAUNCHER, launchScript, launcherStartEnv } from "./launch-script.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 import { adoptIntoCgroup, learnSandboxInit, spawnBwrap, undoGitPlantsAtExit } from "./local-process.ts";
@@ -181,9 +182,9 @@ function start(kind: Kind): Warm {
       const [envR, envW] = createPipe();
       const devNull = openSync("/dev/null", "r");
       opened.push(envR, envW, devNull);
-      const wrapped = kind.wrap(LANDLOCK_LAUNCHER, { cwd: "/", info: false });
+
       // fd 3 stands for the pinned directory; fd 4 gives the launcher's own environment (exec.ts).
-      proc = Bun.spawn(wrapped.argv, { stdio: [reqR, outW, errW, devNull, envR], cwd: "/", env: wrapped.env, detached: true } as never);
+      proc = Bun.spawn(kind.wrap(LANDLOCK_LAUNCHER, { cwd: "/", info: false }), { stdio: [reqR, outW, errW, devNull, envR], cwd: "/", env: launcherEnv(), detached: true } as never);
       writeAndClose(envW, Object.entries(env).map(([k, v]) => `${k}=${v}\0`).join(""));
       for (const fd of [envR, devNull, stdinW]) closeQuietly(fd);
       opened.splice(0, opened.length, ...opened.filter((fd) => ![envR, envW, devNull, stdinW].includes(fd))); // closed: never again

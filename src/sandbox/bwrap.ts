@@ -130,18 +130,18 @@ export function commandSignalReset(): string[] {
 }
 
 /**
- * argv (and env) that run `launcher` under bwrap with `policy`. The launcher starts in `/`
- * with the launcher environment (runtime/launch-script.ts): the command's working directory
- * and environment reach it inside, through its script, so nothing a call sets can change
- * how bwrap itself runs (SPEC §20). `cwd` is the command's directory, which is not hidden
+ * The argv that runs `launcher` under bwrap with `policy`. The runtime starts it in `/` with
+ * the launcher environment (runtime/launch-script.ts): the command's working directory and
+ * environment reach it inside, through its script, so nothing a call sets can change how
+ * bwrap itself runs (SPEC §20). `cwd` is the command's directory, which is not hidden
  * even when a hidden path holds it; `seccompFd` carries the filter of seccomp/filter.ts.
  */
 export function bwrapCommand(
   bwrap: string,
   policy: SandboxPolicy,
   launcher: string[],
-  opts: { cwd: string; stateRoot: string; env: Record<string, string>; infoFd?: number; seccompFd: number; tty?: boolean },
-): { argv: string[]; env: Record<string, string> } {
+  opts: { cwd: string; stateRoot: string; infoFd?: number; seccompFd: number; tty?: boolean },
+): string[] {
   // On a terminal, bwrap and its init ignore Ctrl-C and Ctrl-\ (the launcher script gives the command the default back).
   const outer = opts.tty ? (terminalSignalEnv() ?? []) : [];
   const args = [...outer, bwrap, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
@@ -158,7 +158,7 @@ export function bwrapCommand(
   }
   if (opts.infoFd !== undefined) args.push("--info-fd", String(opts.infoFd));
   args.push("--seccomp", String(opts.seccompFd), "--chdir", "/", "--", ...launcher);
-  return { argv: args, env: opts.env };
+  return args;
 }
 
 /**

@@ -1,6 +1,4 @@
 import { bwrapCommand } from "./bwrap.ts";
-import { launcherEnv } from "../runtime/env.ts";
-import { launcherStartEnv } from "../runtime/launch-script.ts";
 import { sandboxLevel, type LevelChoice } from "./index.ts";
 import { landlockCommand } from "./landlock/index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
@@ -22,9 +20,9 @@ export interface SandboxRun {
    * with `info`, bwrap reports its namespace init's pid on fd 5 (INFO_FD).
    * landlock: the Landlock launcher around the command `argv` itself, which reads the
    * command's environment from fd 4 (landlock/exec.ts).
-   * Either way the returned environment is the launcher environment, never the command's.
+   * Either way it starts with the launcher environment (runtime/env.ts), never the command's.
    */
-  wrap(argv: string[], opts: { cwd: string; info: boolean; tty?: boolean }): { argv: string[]; env: Record<string, string> };
+  wrap(argv: string[], opts: { cwd: string; info: boolean; tty?: boolean }): string[];
 }
 
 /** The fds a bwrap command line reads (see SandboxRun.wrap). */
@@ -171,9 +169,9 @@ export class Sandbox {
         policy,
         level: "namespaces",
         wrap: (launcher, opts) =>
-          bwrapCommand(bwrap, policy, launcher, { cwd: opts.cwd, stateRoot, env: launcherStartEnv(), seccompFd: SECCOMP_FD, tty: opts.tty, ...(opts.info ? { infoFd: INFO_FD } : {}) }),
+          bwrapCommand(bwrap, policy, launcher, { cwd: opts.cwd, stateRoot, seccompFd: SECCOMP_FD, tty: opts.tty, ...(opts.info ? { infoFd: INFO_FD } : {}) }),
       };
     }
-    return { policy, level: "landlock", wrap: (argv) => ({ argv: landlockCommand(policy, argv), env: launcherEnv() }) };
+    return { policy, level: "landlock", wrap: (argv) => landlockCommand(policy, argv) };
   }
 }
