@@ -1,7 +1,7 @@
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { processAlive } from "./process-group.ts";
+import { cgroupMembers, cgroupsWanted, deadHostFolders, hostFolderName, markPersistent, ownCgroupDir, removeCgroup, taskFolders } from "./cgroup-hosts.ts";
 
 /**
  * A process limit per task (SPEC §20, config `max_processes`): every local task is born in a
@@ -43,9 +43,9 @@ export class PidsLimit {
     const path = join(found.root, `task-${++count}`);
     try {
       mkdirSync(path);
-      writeFileSync(join(path, "pids.max"), String(settings.max));
+      writeFileSync(join(path, "pids.max"), String(maxProcesses));
     } catch {
-      tryRemove(path);
+      removeCgroup(path);
       return null;
     }
     live.add(path);
@@ -64,23 +64,23 @@ export class PidsLimit {
 
   /** The folder goes once empty (now, or at a later spawn or exit). */
   release(): void {
-    if (!tryRemove(this.path)) released.add(this.path);
+    if (!removeCgroup(this.path)) released.add(this.path);
     live.delete(this.path);
   }
 
   /** The limit every new task gets, and whether this host's tasks outlive it on purpose (a persistent registry). */
   static configure(options: { maxProcesses: number; persistent: boolean }): void {
-    settings.max = options.maxProcesses;
-    settings.persistent ||= options.persistent;
-    if (swept || process.platform !== "linux" || process.env.AGENT_SHELL_CGROUPS === "off") return;
+    maxProcesses = options.maxProcesses;
+    if (options.persistent) markPersistent();
+    if (swept || !cgroupsWanted()) return;
     swept = true;
-    const home = pidsHome();
+    const home = ownCgroupDir("pids");
     if (home) endDeadHosts(home);
   }
 }
 
 const SELF = String(process.pid);
-const settings = { max: 2048, persistent: false };
+let maxProcesses = 2048;
 let count = 0;
 let swept = false;
 let found: { root: string; home: string } | null | undefined;
@@ -90,11 +90,11 @@ const released = new Set<string>();
 function ownFolder(): { root: string; home: string } | null {
   if (found !== undefined) return found;
   found = null;
-  if (process.platform !== "linux" || process.env.AGENT_SHELL_CGROUPS === "off") return found;
+  if (!cgroupsWanted()) return found;
   try {
-    const home = pidsHome();
+    const home = ownCgroupDir("pids");
     if (!home) return found;
-    const root = join(home, `agent-shell-${process.pid}${settings.persistent ? "-persist" : ""}`);
+    const root = join(home, hostFolderName());
     mkdirSync(root);
     found = { root, home: join(home, "cgroup.procs") };
     process.once("exit", removeOwn);
@@ -102,26 +102,6 @@ function ownFolder(): { root: string; home: string } | null {
     found = null;
   }
   return found;
-}
-
-/** This process's own cgroup of the v1 `pids` controller, where it is mounted. */
-function pidsHome(): string | null {
-  try {
-    const mount = pidsV1Mount();
-    const own = /^\d+:pids:(.*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
-    return mount && own !== undefined ? join(mount, own) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Where the v1 `pids` controller is mounted, if it is. */
-function pidsV1Mount(): string | null {
-  for (const line of readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {
-    const [mountPart, fsPart] = line.split(" - ");
-    if (fsPart?.startsWith("cgroup ") && fsPart.split(" ")[2]?.split(",").includes("pids")) return mountPart!.split(" ")[4]!;
-  }
-  return null;
 }
 
 /** Back to our own cgroup; should that fail, stop using limits rather than stay limited. */
@@ -138,22 +118,19 @@ function goHome(): void {
  * outlived a SIGKILL of its server and watchdog, and is ended; then the empty folders go.
  */
 function endDeadHosts(home: string): void {
-  for (const name of safeList(home)) {
-    const m = /^agent-shell-(\d+)(-persist)?$/.exec(name);
-    if (!m || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
-    const folder = join(home, name);
-    for (const task of safeList(folder).filter((d) => d.startsWith("task-"))) {
-      if (!m[2]) killMembers(join(folder, task));
-      tryRemove(join(folder, task));
+  for (const host of deadHostFolders(home)) {
+    for (const task of taskFolders(host.folder)) {
+      if (!host.persistent) killMembers(task);
+      removeCgroup(task);
     }
-    tryRemove(folder);
+    removeCgroup(host.folder);
   }
 }
 
 /** SIGKILL to every process of a v1 cgroup, until it is empty (new forks are held by pids.max meanwhile). */
-export function killMembers(cgroup: string): void {
+function killMembers(cgroup: string): void {
   for (let round = 0; round < 20; round++) {
-    const pids = members(cgroup);
+    const pids = cgroupMembers(cgroup);
     if (pids.length === 0) return;
     for (const pid of pids) {
       try {
@@ -163,42 +140,17 @@ export function killMembers(cgroup: string): void {
   }
 }
 
-function members(cgroup: string): number[] {
-  try {
-    return readFileSync(join(cgroup, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
 /** Folders of tasks that have ended, removed a few at a time. */
 function sweepReleased(): void {
   let n = 0;
   for (const path of released) {
     if (n++ >= 8) break;
-    if (tryRemove(path)) released.delete(path);
+    if (removeCgroup(path)) released.delete(path);
   }
 }
 
 function removeOwn(): void {
   if (!found) return;
-  for (const path of [...live, ...released]) tryRemove(path);
-  tryRemove(found.root);
-}
-
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
-function tryRemove(path: string): boolean {
-  try {
-    rmdirSync(path);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "ENOENT";
-  }
+  for (const path of [...live, ...released]) removeCgroup(path);
+  removeCgroup(found.root);
 }

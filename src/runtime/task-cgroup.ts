@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { processAlive } from "./process-group.ts";
+import { cgroupMembers, cgroupsWanted, deadHostFolders, hostFolderName, markPersistent, ownCgroupDir, removeCgroup, taskFolders } from "./cgroup-hosts.ts";
 import { watchdog } from "./watchdog.ts";
 
 /**
@@ -32,13 +32,13 @@ export class TaskCgroup {
       mkdirSync(path);
       writeFileSync(join(path, "cgroup.procs"), SELF);
     } catch {
-      tryRemove(path);
+      removeCgroup(path);
       return { child: spawn(), cgroup: null };
     }
     try {
       return { child: spawn(), cgroup: new TaskCgroup(path) };
     } catch (e) {
-      tryRemove(path);
+      removeCgroup(path);
       throw e;
     } finally {
       goHome(found);
@@ -61,14 +61,11 @@ export class TaskCgroup {
    * first task; also sweeps the folders of dead hosts now (SPEC §20).
    */
   static configure(options: { persistent: boolean }): void {
-    persistent ||= options.persistent;
-    if (swept || process.platform !== "linux" || process.env.AGENT_SHELL_CGROUPS === "off") return;
+    if (options.persistent) markPersistent();
+    if (swept || !cgroupsWanted()) return;
     swept = true;
-    try {
-      const mount = cgroup2Mount();
-      const own = /^0::(.*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
-      if (mount && own !== undefined) removeDeadHostsFolders(join(mount, own));
-    } catch {}
+    const home = ownCgroupDir("v2");
+    if (home) removeDeadHostsFolders(home);
   }
 
   /** Whether tasks get cgroups here. */
@@ -108,11 +105,7 @@ export class TaskCgroup {
 
   /** Pids inside (none once everything is gone). */
   members(): number[] {
-    try {
-      return readFileSync(join(this.path, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
+    return cgroupMembers(this.path);
   }
 
   signal(signal: NodeJS.Signals): void {
@@ -131,14 +124,13 @@ export class TaskCgroup {
 
   /** Removes the cgroup once it is empty; true when gone. */
   release(): boolean {
-    return tryRemove(this.path);
+    return removeCgroup(this.path);
   }
 }
 
 const SELF = String(process.pid);
 let lastMove = -Infinity;
 let taskCount = 0;
-let persistent = false;
 let swept = false;
 /** This server's folder of task cgroups and the cgroup it lives in itself. */
 let found: { root: string; home: string } | null | undefined;
@@ -147,16 +139,14 @@ let found: { root: string; home: string } | null | undefined;
 function ownRoot(): { root: string; home: string } | null {
   if (found !== undefined) return found;
   found = null;
-  if (process.platform !== "linux" || process.env.AGENT_SHELL_CGROUPS === "off") return found;
+  if (!cgroupsWanted()) return found;
   try {
-    const mount = cgroup2Mount();
-    const own = /^0::(.*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
-    if (!mount || own === undefined) return found;
-    const home = join(mount, own);
-    const root = join(home, `agent-shell-${process.pid}${persistent ? "-persist" : ""}`);
+    const home = ownCgroupDir("v2");
+    if (!home) return found;
+    const root = join(home, hostFolderName());
     mkdirSync(root);
     if (!existsSync(join(root, "cgroup.kill"))) {
-      tryRemove(root);
+      removeCgroup(root);
       return found;
     }
     found = { root, home: join(home, "cgroup.procs") };
@@ -167,15 +157,6 @@ function ownRoot(): { root: string; home: string } | null {
     found = null;
   }
   return found;
-}
-
-/** Where the cgroup v2 hierarchy is mounted (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified` beside v1). */
-function cgroup2Mount(): string | null {
-  for (const line of readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {
-    const [mountPart, fsPart] = line.split(" - ");
-    if (fsPart?.startsWith("cgroup2 ")) return mountPart!.split(" ")[4]!;
-  }
-  return null;
 }
 
 /**
@@ -202,21 +183,10 @@ function goHome(where: { root: string; home: string }): void {
  * nothing is left in it (the kernel refuses to remove a cgroup that still holds a process).
  */
 function removeDeadHostsFolders(home: string): void {
-  try {
-    for (const name of readdirSync(home)) {
-      const m = /^agent-shell-(\d+)(-persist)?$/.exec(name);
-      const pid = Number(m?.[1]);
-      if (!pid || pid === process.pid || processAlive(pid)) continue;
-      if (!m![2]) killTasks(join(home, name));
-      removeFolder(join(home, name));
-    }
-  } catch {}
-}
-
-function killTasks(root: string): void {
-  try {
-    for (const d of readdirSync(root)) if (d.startsWith("task-")) new TaskCgroup(join(root, d)).signal("SIGKILL");
-  } catch {}
+  for (const host of deadHostFolders(home)) {
+    if (!host.persistent) for (const task of taskFolders(host.folder)) new TaskCgroup(task).signal("SIGKILL");
+    removeFolder(host.folder);
+  }
 }
 
 /**
@@ -236,17 +206,6 @@ function removeRoot(): void {
 
 /** A host's folder and its task cgroups, those that are empty. */
 function removeFolder(root: string): void {
-  try {
-    for (const d of readdirSync(root)) if (d.startsWith("task-")) tryRemove(join(root, d));
-  } catch {}
-  tryRemove(root);
-}
-
-function tryRemove(path: string): boolean {
-  try {
-    rmdirSync(path);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "ENOENT";
-  }
+  for (const task of taskFolders(root)) removeCgroup(task);
+  removeCgroup(root);
 }

@@ -87,7 +87,7 @@ function emptyFile(stateRoot: string): string {
  * covering them look like. Nothing can create one of them from inside, but one created
  * outside after a sandbox was built is not covered in it (runtime/warm-launcher.ts checks).
  */
-export function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string; directory: boolean }[] {
+function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string; directory: boolean }[] {
   const found: { path: string; directory: boolean }[] = [];
   for (const p of policy.denyRead) {
     // Hiding the directory the command starts in would leave it nowhere (e.g. `run --cwd <state dir>`).

@@ -24,28 +24,37 @@ const SKIP = new Set(["node_modules", ".git", ".cache", "target", "dist", "build
 
 export function gitProtection(roots: string[]): GitProtection {
   const found: GitProtection = { pin: [], readOnly: [] };
-  for (const root of roots) {
-    protect(root, found);
-    for (const name of subfolders(root)) protect(join(root, name), found);
+  for (const git of repositories(roots)) {
+    if (git.file) {
+      found.readOnly.push(git.path);
+      continue;
+    }
+    found.pin.push(git.path);
+    const hooks = join(git.path, "hooks");
+    if (!existsSync(hooks) && existsSync(join(git.path, "HEAD"))) {
+      try {
+        mkdirSync(hooks); // an empty hooks folder to hold read-only, so none can be made
+      } catch {}
+    }
+    for (const gitDir of git.gitDirs) {
+      for (const name of CONTROL_FILES) if (lstat(join(gitDir, name))) found.readOnly.push(join(gitDir, name));
+    }
   }
   return found;
 }
 
-function protect(dir: string, found: GitProtection): void {
-  const git = join(dir, ".git");
-  const st = lstat(git);
-  if (!st) return;
-  if (st.isFile()) return void found.readOnly.push(git);
-  if (!st.isDirectory()) return;
-  found.pin.push(git);
-  const hooks = join(git, "hooks");
-  if (!existsSync(hooks) && existsSync(join(git, "HEAD"))) {
-    try {
-      mkdirSync(hooks); // an empty hooks folder to hold read-only, so none can be made
-    } catch {}
-  }
-  for (const gitDir of [git, ...children(join(git, "modules")), ...children(join(git, "worktrees"))]) {
-    for (const name of CONTROL_FILES) if (lstat(join(gitDir, name))) found.readOnly.push(join(gitDir, name));
+/**
+ * Every `.git` at a root or in a folder right below one: a folder (with its own git dirs:
+ * itself, its submodules' and its worktrees'), or a file (a worktree's or submodule's link).
+ */
+function* repositories(roots: string[]): Generator<{ path: string; file: boolean; gitDirs: string[] }> {
+  for (const root of roots) {
+    for (const dir of [root, ...subfolders(root).map((name) => join(root, name))]) {
+      const path = join(dir, ".git");
+      const st = lstat(path);
+      if (st?.isFile()) yield { path, file: true, gitDirs: [] };
+      else if (st?.isDirectory()) yield { path, file: false, gitDirs: [path, ...children(join(path, "modules")), ...children(join(path, "worktrees"))] };
+    }
   }
 }
 
@@ -89,18 +98,11 @@ export type GitState = Map<string, string>;
 /** Every git control file of the repositories under the roots (a root and one level below), with its identity. */
 export function gitState(roots: string[]): GitState {
   const state: GitState = new Map();
-  const visit = (dir: string) => {
-    const git = join(dir, ".git");
-    const st = lstat(git);
-    if (!st?.isDirectory()) return;
-    for (const gitDir of [git, ...children(join(git, "modules")), ...children(join(git, "worktrees"))]) {
+  for (const git of repositories(roots)) {
+    for (const gitDir of git.gitDirs) {
       for (const name of ["config", "commondir", "config.worktree"]) record(state, join(gitDir, name));
       for (const hook of list(join(gitDir, "hooks"))) if (!hook.endsWith(".sample")) record(state, join(gitDir, "hooks", hook));
     }
-  };
-  for (const root of roots) {
-    visit(root);
-    for (const name of subfolders(root)) visit(join(root, name));
   }
   return state;
 }

@@ -1,0 +1,92 @@
+import { readdirSync, readFileSync, rmdirSync } from "node:fs";
+import { join } from "node:path";
+import { processAlive } from "./process-group.ts";
+
+/**
+ * What the two kinds of per-task cgroup (task-cgroup.ts: the v2 one that kills, pids-limit.ts:
+ * the v1 `pids` one that limits) share: where this process's own cgroup is, how a host names
+ * its folder there (`agent-shell-<pid>`, `-persist` for a persistent registry, whose tasks a
+ * later start recovers instead of ending), and finding the folders of hosts that are gone.
+ */
+
+/** Whether cgroups may be used here at all (AGENT_SHELL_CGROUPS=off turns them off). */
+export function cgroupsWanted(): boolean {
+  return process.platform === "linux" && process.env.AGENT_SHELL_CGROUPS !== "off";
+}
+
+/** This process's own cgroup folder in the v2 hierarchy, or in the v1 `pids` one; null where it is not mounted. */
+export function ownCgroupDir(hierarchy: "v2" | "pids"): string | null {
+  try {
+    let mount: string | null = null;
+    for (const line of readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {
+      const [mountPart, fsPart] = line.split(" - ");
+      const fs = fsPart?.split(" ");
+      const found = hierarchy === "v2" ? fs?.[0] === "cgroup2" : fs?.[0] === "cgroup" && fs[2]?.split(",").includes("pids");
+      if (found) {
+        mount = mountPart!.split(" ")[4]!;
+        break;
+      }
+    }
+    const line = hierarchy === "v2" ? /^0::(.*)$/m : /^\d+:pids:(.*)$/m;
+    const own = line.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
+    return mount && own !== undefined ? join(mount, own) : null;
+  } catch {
+    return null;
+  }
+}
+
+let persistent = false;
+
+/** This host's tasks are meant to outlive it (a persistent registry): set before its folders are made. */
+export function markPersistent(): void {
+  persistent = true;
+}
+
+/** The name of this host's folder of task cgroups. */
+export function hostFolderName(): string {
+  return `agent-shell-${process.pid}${persistent ? "-persist" : ""}`;
+}
+
+/** The folders in `home` of hosts that are gone, and whether each was a persistent registry's. */
+export function deadHostFolders(home: string): { folder: string; persistent: boolean }[] {
+  return listDir(home).flatMap((name) => {
+    const m = /^agent-shell-(\d+)(-persist)?$/.exec(name);
+    const pid = Number(m?.[1]);
+    if (!pid || pid === process.pid || processAlive(pid)) return [];
+    return [{ folder: join(home, name), persistent: m![2] !== undefined }];
+  });
+}
+
+/** The task cgroups in a host's folder. */
+export function taskFolders(folder: string): string[] {
+  return listDir(folder)
+    .filter((d) => d.startsWith("task-"))
+    .map((d) => join(folder, d));
+}
+
+/** The pids in a cgroup (none once everything is gone). */
+export function cgroupMembers(cgroup: string): number[] {
+  try {
+    return readFileSync(join(cgroup, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Removes a cgroup folder; true when it is gone (the kernel refuses one that still holds a process). */
+export function removeCgroup(path: string): boolean {
+  try {
+    rmdirSync(path);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
