@@ -10,7 +10,6 @@ import { ToolHost } from "../src/host/tool-host.ts";
 import { childEnv } from "../src/runtime/env.ts";
 import { spawnLocalPipes } from "../src/runtime/local.ts";
 import { createPipe } from "../src/runtime/pipes.ts";
-import { TaskCgroup } from "../src/runtime/task-cgroup.ts";
 import { drain, stats } from "./lib.ts";
 
 const N = Number(process.env.N ?? 300);
@@ -41,21 +40,8 @@ const steps: Record<string, () => Promise<unknown>> = {
     closeSync(outR);
     closeSync(errR);
   },
-  "4b + born in a task cgroup of its own, removed after the exit": async () => {
-    const [outR, outW] = createPipe();
-    const [errR, errW] = createPipe();
-    const { child: p, cgroup } = TaskCgroup.spawnInside(() =>
-      Bun.spawn(["bash", "-c", "true"], { stdin: "ignore", stdout: outW, stderr: errW, detached: true, env: childEnv(), cwd: scratch }),
-    );
-    closeSync(outW);
-    closeSync(errW);
-    await Promise.all([drain(Bun.file(outR).stream()), drain(Bun.file(errR).stream()), p.exited]);
-    closeSync(outR);
-    closeSync(errR);
-    if (!cgroup?.release()) throw new Error("no task cgroup here, or it did not empty");
-  },
-  "5 spawnLocalPipes (+ watchdog add/del)": async () => {
-    const h = spawnLocalPipes({ command: "true", cwd: scratch, env: childEnv(), stdin: null });
+  "5 spawnLocalPipes: through the spawn helper, in a task cgroup and process limit (+ watchdog add/del)": async () => {
+    const h = await spawnLocalPipes({ command: "true", cwd: scratch, env: childEnv(), stdin: null });
     await Promise.all([drain(h.stdout), drain(h.stderr!), h.exited]);
     await h.groupAlive();
     h.dispose();

@@ -1,7 +1,8 @@
 /**
- * The contained floor: the bwrap command line agent-shell's default sandbox (workspace-write,
- * namespaces level) builds for a command, spawned by Bun directly. What a sandboxed call
- * cannot go below, as raw `bash -c` is the floor of an uncontained one.
+ * The bubblewrap-per-command floor: the sandbox agent-shell's default policy (workspace-write,
+ * namespaces level) keeps, built by bwrap around each command and spawned by Bun directly —
+ * what every peer that sandboxes pays per command, and what agent-shell paid before it kept
+ * one sandbox per policy (SPEC §18).
  */
 import { defaultStateDir } from "../src/background/state/index.ts";
 import { ConfigSchema } from "../src/config/schema.ts";
@@ -13,9 +14,11 @@ export function sandboxedCommand(command: string, cwd: string, stateRoot: string
   const sandbox = sandboxFromConfig(ConfigSchema.parse({}), { allowedRoots: [cwd], stateRoot, defaultStateRoot: defaultStateDir() });
   const { level, run } = sandbox.forCall(sandbox.mode);
   if (level !== "namespaces" || !run) throw new Error(`the default sandbox here is not bwrap (level ${level ?? "none"}): no contained floor to measure`);
-  // The floor runs the command itself where agent-shell runs a launcher (the seccomp filter is left out: it needs an fd).
-  const argv = run.wrap(["bash", "-c", command], { cwd, info: false });
-  const at = argv.indexOf("--seccomp");
-  argv.splice(at, 2, "--chdir", cwd);
+  // The kept sandbox's own command line, around the command itself: bwrap's init as pid 1, the
+  // command as pid 2 in `cwd` (the seccomp filter is left out: it needs an fd).
+  const argv = run.keptSandboxArgv(["bash", "-c", command], { cwd, infoFd: 3 });
+  argv.splice(argv.indexOf("--as-pid-1"), 1);
+  argv.splice(argv.indexOf("--info-fd"), 2);
+  argv.splice(argv.indexOf("--chdir"), 2, "--chdir", cwd);
   return { argv, env: childEnv() };
 }

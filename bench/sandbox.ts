@@ -5,10 +5,10 @@
  * background tasks on each; then the raw spawn floor of the bwrap option sets we tried.
  *   bun run build.ts && bun run bench/sandbox.ts [calls]
  */
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { encodePolicy } from "../src/sandbox/landlock/encode.ts";
+import { landlockRuleset } from "../src/sandbox/landlock/ruleset.ts";
 import { LineClient, machine, round, stats } from "./lib.ts";
 
 const BINARY = process.env.AGENT_SHELL_BINARY ?? resolve(import.meta.dir, "../dist/agent-shell");
@@ -85,9 +85,25 @@ const raw = {
   "bwrap + --dev /dev --proc /proc (chosen)": summary(rawFloor([...base, "--dev", "/dev", "--proc", "/proc", "bash", "-c", "true"])),
   "bwrap chosen + --unshare-user": summary(rawFloor([...base, "--unshare-user", "--dev", "/dev", "--proc", "/proc", "bash", "-c", "true"])),
   "bwrap chosen + --unshare-net": summary(rawFloor([...base, "--unshare-net", "--dev", "/dev", "--proc", "/proc", "bash", "-c", "true"])),
-  // The Landlock level's launcher: this binary restricting itself, then exec'ing bash.
-  "landlock launcher (__sandbox-exec)": summary(rawFloor([BINARY, "__sandbox-exec", encodePolicy(landlockPolicy), "--", "bash", "-c", "true"], 100)),
+  // The Landlock level: the spawn helper restricting the command, then exec'ing bash.
+  "landlock through the spawn helper": summary(landlockThroughHelper(300)),
 };
+
+/** The built helper run directly with the ruleset and request in files (its fds 3 and 4). */
+function landlockThroughHelper(n: number): number[] {
+  writeFileSync(join(state, "request"), [cwd, "null", "3", "bash", "-c", "true", "PATH=/usr/bin:/bin"].map((f) => `${f}\0`).join(""));
+  writeFileSync(join(state, "ruleset"), landlockRuleset(landlockPolicy));
+  const helper = resolve(import.meta.dir, "../build/agent-shell-helper");
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const fds = [openSync(join(state, "request"), "r"), openSync(join(state, "ruleset"), "r")];
+    const t = performance.now();
+    Bun.spawnSync([helper, "start", "--request", "3", "--landlock", "4", "--drop-caps"], { stdio: ["ignore", "ignore", "ignore", ...fds] } as never);
+    out.push(performance.now() - t);
+    for (const fd of fds) closeSync(fd);
+  }
+  return out;
+}
 
 const fgOff = summary(fg.off!);
 const fgOn = summary(fg.on!);

@@ -20,11 +20,26 @@ command -v qemu-aarch64-static >/dev/null 2>&1 || need+=(qemu-user-static)
 command -v podman >/dev/null 2>&1 || need+=(podman)
 command -v runc >/dev/null 2>&1 || need+=(runc)
 command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+# The spawn helper is a static C program, built for each platform the npm packages ship.
+command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 command -v git >/dev/null 2>&1 || need+=(git)
-[ ${#need[@]} -eq 0 ] && exit 0
+# The arm64 binary runs under qemu-user in the tests, and the static spawn helper it starts must
+# run too: the kernel hands arm64 programs to qemu through binfmt_misc, as Debian's
+# qemu-user-static sets up on a booted system (root only; an existing registration is kept).
+register_arm64() {
+  [ "$(id -u)" -eq 0 ] || return 0
+  [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] && return 0
+  mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc 2>/dev/null || return 0
+  [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] && return 0
+  conf=/usr/lib/binfmt.d/qemu-aarch64.conf
+  [ -r "$conf" ] || return 0
+  sed 's|:[^:]*:[^:]*$|:/usr/bin/qemu-aarch64-static:F|' "$conf" > /proc/sys/fs/binfmt_misc/register 2>/dev/null || true
+}
+if [ ${#need[@]} -eq 0 ]; then register_arm64; exit 0; fi
 echo "installing test dependencies: ${need[*]}" >&2
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+register_arm64

@@ -27,9 +27,6 @@ async function main(argv: string[]): Promise<number> {
   }
   await import("./zod-jitless.ts");
   switch (verb) {
-    case "__sandbox-exec":
-      // The Landlock level's launcher (hidden): restricts itself, then becomes the command.
-      return (await import("./sandbox/landlock/exec.ts")).runSandboxExec(rest);
     case "mcp": {
       // The sandbox probe's processes run while the server's modules load.
       const probing = (await import("./sandbox/index.ts")).primeSandboxLevel().catch(() => {});

@@ -187,14 +187,13 @@ describe("bash process environment", () => {
     expect(r.stdout).toBe("fed\nlines");
   });
 
-  test("the child leads its own session and process group with no controlling terminal", async () => {
-    const r = await unsandboxed.call("bash", { command: "echo $$; cut -d' ' -f5,6,7 /proc/$$/stat" });
-    const [pid, stat] = r.stdout.trim().split("\n");
-    const [pgrp, session, ttyNr] = stat.split(" ");
-    expect(pgrp).toBe(pid);
-    expect(session).toBe(pid);
+  test("the command runs in a session and process group of its own, led by its monitor, with no controlling terminal", async () => {
+    const r = await unsandboxed.call("bash", { command: "cut -d' ' -f4,5,6,7 /proc/$$/stat" });
+    const [parent, pgrp, session, ttyNr] = r.stdout.trim().split(" ");
+    expect(pgrp).toBe(parent); // the spawn helper's monitor, which ends as the command ends
+    expect(session).toBe(parent);
     expect(ttyNr).toBe("0");
-    expect(Number(pid)).not.toBe(s.pid);
+    expect(Number(pgrp)).not.toBe(s.pid);
   });
 
   test("GIT_TERMINAL_PROMPT=0, PAGER=cat, GIT_PAGER=cat even when the server's env says otherwise", async () => {
@@ -344,10 +343,12 @@ describe("bash under pressure", () => {
     expect(r.stdout).toBe("done\n");
   });
 
-  test("the background result's pid is the command's process (group leader)", async () => {
-    const { task_id, pid } = await unsandboxed.call("bash", { command: "echo $$; cut -d' ' -f5 /proc/$$/stat", run_in_background: true });
+  test("the background result's pid leads the command's process group, and a signal sent to it alone reaches the command", async () => {
+    const { task_id, pid } = await unsandboxed.call("bash", { command: "cut -d' ' -f5 /proc/$$/stat; exec sleep 30", run_in_background: true, ready_pattern: "^\\d+$" });
+    expect((await unsandboxed.call("task_output", { task_id })).stdout).toBe(`${pid}\n`);
+    process.kill(pid, "SIGTERM");
     const r = await unsandboxed.call("task_output", { task_id, wait: true, timeout: 5 });
-    expect(r.stdout).toBe(`${pid}\n${pid}\n`);
+    expect(r).toMatchObject({ exit_code: -1, signal: "SIGTERM" });
   });
 });
 

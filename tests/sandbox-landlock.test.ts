@@ -1,18 +1,18 @@
 /**
- * SPEC §11, the Landlock level: where user namespaces are refused, commands start through
- * `agent-shell __sandbox-exec`, which restricts itself with Landlock and execs the command.
+ * SPEC §11, the Landlock level: where user namespaces are refused, the spawn helper restricts
+ * each command with the policy's Landlock ruleset between fork and exec.
  * The level is forced here (AGENT_SHELL_SANDBOX_LEVEL=landlock) since this machine also has
  * namespaces. Landlock is required: a kernel without it FAILS this file.
  * Destructive attempts target a victim directory created under /var/tmp (outside /tmp and
  * the allowed paths) and removed at the end.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, alive, startServer, type McpSession } from "./helpers/mcp.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 import { FS, READ_RIGHTS } from "../src/sandbox/landlock/abi.ts";
-import { encodePolicy } from "../src/sandbox/landlock/encode.ts";
+import { landlockRuleset } from "../src/sandbox/landlock/ruleset.ts";
 import { landlockRules } from "../src/sandbox/landlock/rules.ts";
 import { probeLandlock } from "../src/sandbox/landlock/index.ts";
 
@@ -148,17 +148,30 @@ describe("the Landlock level", () => {
     expect(await waitNoProcess(`sleep ${marker}`, 1000)).toEqual([]);
   });
 
-  test("an unreadable policy makes the launcher exit 126 without running the command", () => {
+  /** The built helper run directly: its request and ruleset come from files given as fds 3 and 4. */
+  function helper(ruleset: string, argv: string[]) {
+    const dir = mkdtempSync(join(base, "helper-"));
+    writeFileSync(join(dir, "request"), [work, "null", String(argv.length), ...argv, "PATH=/usr/bin:/bin"].map((f) => `${f}\0`).join(""));
+    writeFileSync(join(dir, "ruleset"), ruleset);
+    const fds = [openSync(join(dir, "request"), "r"), openSync(join(dir, "ruleset"), "r")];
+    try {
+      return Bun.spawnSync(["build/agent-shell-helper", "start", "--request", "3", "--landlock", "4", "--drop-caps"], { stdio: ["ignore", "pipe", "pipe", ...fds] } as never);
+    } finally {
+      for (const fd of fds) closeSync(fd);
+    }
+  }
+
+  test("an unreadable ruleset makes the helper exit 125 without running the command", () => {
     const marker = join(base, "ran");
-    const p = Bun.spawnSync([BINARY, "__sandbox-exec", "not-a-policy", "--", "touch", marker], { stdout: "pipe", stderr: "pipe" });
-    expect(p.exitCode).toBe(126);
-    expect(p.stderr.toString()).toContain("policy");
+    const p = helper("not-a-ruleset\0", ["touch", marker]);
+    expect(p.exitCode).toBe(125);
+    expect(p.stderr.toString()).toContain("landlock");
     expect(existsSync(marker)).toBe(false);
   });
 
-  test("the launcher runs a command restricted by exactly the policy it is given", () => {
+  test("the helper runs a command restricted by exactly the ruleset it is given", () => {
     const policy = { mode: "workspace-write" as const, writableRoots: [work], readOnlyUnderWritable: [], denyRead: [], network: true, loopback: true, allowUnixSockets: [], workspaceRoots: [] };
-    const p = Bun.spawnSync([BINARY, "__sandbox-exec", encodePolicy(policy), "--", "bash", "-c", `touch ${work}/ok && touch ${victim}/no`], { stdout: "pipe", stderr: "pipe" });
+    const p = helper(landlockRuleset(policy), ["bash", "-c", `touch ${work}/ok && touch ${victim}/no`]);
     expect(p.exitCode).toBe(1);
     expect(existsSync(join(work, "ok"))).toBe(true);
     expect(existsSync(join(victim, "no"))).toBe(false);

@@ -112,8 +112,10 @@ describe("private modes whatever the umask", () => {
       const [path, mode] = m.split(" ");
       const st = lstatSync(join(stateDir, path!));
       // By design: the mode-000 file bound over hidden secret files, and the sandbox's own
-      // device nodes (0666, owned by nobody) in their 0700 folder (sandbox/devices.ts).
+      // device nodes (0666, owned by nobody) in their 0700 folder (sandbox/devices.ts), and the
+      // spawn helper, which must be executable (read-only to its owner, in a 0700 folder).
       if (path === "/sandbox-empty" && mode === "0") return false;
+      if (/^\/bin\/agent-shell-helper-[0-9a-f]+$/.test(path!) && mode === "500") return false;
       if (path!.startsWith("/sandbox-dev/") && st.isCharacterDevice() && mode === "666") return false;
       return mode !== (st.isDirectory() ? "700" : "600");
     });

@@ -16,6 +16,8 @@ import { splitId } from "./far/task-ids.ts";
 import { type GroupRead, readAcrossHosts } from "./far/across-hosts.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
 import { closeWarmLaunchers } from "../runtime/warm-launcher.ts";
+import { closeKeptSandboxes, keepSandboxesForTasks } from "../runtime/kept-sandbox.ts";
+import { configureHelper } from "../runtime/spawn-helper/helper-binary.ts";
 import { TaskCgroup } from "../runtime/task-cgroup.ts";
 import { PidsLimit } from "../runtime/pids-limit.ts";
 import type { SandboxMode } from "../sandbox/policy.ts";
@@ -114,6 +116,8 @@ export class ToolHost {
     // Before the first task: its limits, and the end of what outlived dead hosts (SPEC §20).
     TaskCgroup.configure({ persistent: options.persist === true });
     PidsLimit.configure({ maxProcesses: config.max_processes, persistent: options.persist === true });
+    keepSandboxesForTasks(options.persist === true);
+    configureHelper(stateRoot);
     this.owner = OwnerFolder.open(stateRoot, options.persist === true);
     this.registry = new Registry({ taskTtlMs: config.task_ttl_seconds * 1000, maxFinishedTasks: config.max_finished_tasks, owner: this.owner });
     const sshOnly = Object.entries(config.hosts).filter(([, h]) => !usesFarAgent(h));
@@ -332,6 +336,7 @@ export class ToolHost {
       await this.sshHosts.close();
       await this.farHosts.close();
       closeWarmLaunchers();
+      closeKeptSandboxes({ kill: !this.owner.persistent });
       this.owner.close();
       if (--openHosts === 0) watchdogClosedCleanly();
     })();

@@ -1,5 +1,5 @@
 import type { ProcessHandle, SpawnSpec } from "./types.ts";
-import { LocalProcess, spawnChild } from "./local-process.ts";
+import { LocalProcess, spawnChild, type Started } from "./local-process.ts";
 import { watchdog } from "./watchdog.ts";
 
 const EOF = "\x04";
@@ -10,7 +10,7 @@ const EOF = "\x04";
  * Ctrl-C reaches its foreground job, and `tput cols` sees the size. stdout and stderr
  * arrive merged on one stream.
  */
-export function spawnLocalPty(spec: SpawnSpec): ProcessHandle {
+export async function spawnLocalPty(spec: SpawnSpec): Promise<ProcessHandle> {
   const size = spec.tty!;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let ended = false;
@@ -26,7 +26,7 @@ export function spawnLocalPty(spec: SpawnSpec): ProcessHandle {
       controller.close();
     } catch {}
   };
-  const proc = spawnChild(spec, {
+  const started = await spawnChild(spec, {
     terminal: {
       cols: size.cols,
       rows: size.rows,
@@ -38,7 +38,7 @@ export function spawnLocalPty(spec: SpawnSpec): ProcessHandle {
       exit: end,
     },
   });
-  const handle = new LocalPtyHandle(proc, stdout, end);
+  const handle = new LocalPtyHandle(started, stdout, end);
   if (spec.stdin !== null && spec.stdin !== "pipe") {
     void handle.write(spec.stdin.text).then(() => handle.closeStdin());
   }
@@ -52,12 +52,12 @@ class LocalPtyHandle extends LocalProcess implements ProcessHandle {
   private disposed = false;
 
   constructor(
-    proc: Bun.Subprocess,
+    started: Started,
     readonly stdout: ReadableStream<Uint8Array>,
     private endStream: () => void,
   ) {
-    super(proc, true);
-    this.terminal = proc.terminal!;
+    super(started, true);
+    this.terminal = started.proc.terminal!;
   }
 
   /** A terminal can always be typed into while it is open; EOF is just a character. */

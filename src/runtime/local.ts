@@ -1,7 +1,7 @@
 import { closeSync } from "node:fs";
 import type { ProcessHandle, Runtime, SpawnSpec } from "./types.ts";
 import { createPipe } from "./pipes.ts";
-import { LocalProcess, spawnChild } from "./local-process.ts";
+import { LocalProcess, spawnChild, type Started } from "./local-process.ts";
 import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
 import { spawnLocalPty } from "./local-pty.ts";
@@ -22,9 +22,9 @@ export class LocalRuntime implements Runtime {
   }
 }
 
-export function spawnLocalPipes(spec: SpawnSpec): ProcessHandle {
+export async function spawnLocalPipes(spec: SpawnSpec): Promise<ProcessHandle> {
   const built = claimWarmLauncher(spec);
-  if (built) return feedStdin(spec, new LocalPipesHandle(built.proc, built.stdout, built.stderr, built.stdin));
+  if (built) return feedStdin(spec, new LocalPipesHandle(built.started, built.stdout, built.stderr, built.stdin));
   const fds: number[] = [];
   try {
     const [outR, outW] = createPipe();
@@ -37,10 +37,10 @@ export function spawnLocalPipes(spec: SpawnSpec): ProcessHandle {
       [stdinR, stdinW] = createPipe();
       fds.push(stdinR, stdinW);
     }
-    const proc = spawnChild(spec, { stdin: stdinR ?? "ignore", stdout: outW, stderr: errW });
+    const started = await spawnChild(spec, { stdin: stdinR ?? "ignore", stdout: outW, stderr: errW });
     // The child has its copies; ours must go or EOF never comes.
     for (const fd of [outW, errW, stdinR]) if (fd !== null) closeSync(fd);
-    return feedStdin(spec, new LocalPipesHandle(proc, outR, errR, stdinW));
+    return feedStdin(spec, new LocalPipesHandle(started, outR, errR, stdinW));
   } catch (e) {
     for (const fd of fds) {
       try {
@@ -67,12 +67,12 @@ class LocalPipesHandle extends LocalProcess implements ProcessHandle {
   private disposed = false;
 
   constructor(
-    proc: Bun.Subprocess,
+    started: Started,
     private outFd: number,
     private errFd: number,
     private stdinFd: number | null,
   ) {
-    super(proc);
+    super(started);
     this.stdout = Bun.file(outFd).stream();
     this.stderr = Bun.file(errFd).stream();
     if (stdinFd !== null) this.stdinSink = Bun.file(stdinFd).writer();

@@ -1,5 +1,4 @@
 import { mkdirSync, writeFileSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { cgroupMembers, cgroupsWanted, deadHostFolders, hostFolderName, markPersistent, ownCgroupDir, removeCgroup, taskFolders } from "./cgroup-hosts.ts";
 
@@ -18,24 +17,16 @@ import { cgroupMembers, cgroupsWanted, deadHostFolders, hostFolderName, markPers
 export class PidsLimit {
   private constructor(readonly path: string) {}
 
-  /** Runs `spawn` (synchronous) with this process inside a new limited cgroup, so the child starts there. */
-  static spawnInside<T>(spawn: () => T): { child: T; limit: PidsLimit | null } {
-    const limit = PidsLimit.create();
-    if (!limit) return { child: spawn(), limit: null };
-    try {
-      writeFileSync(join(limit.path, "cgroup.procs"), SELF);
-    } catch {
-      limit.release();
-      return { child: spawn(), limit: null };
-    }
-    try {
-      return { child: spawn(), limit };
-    } finally {
-      goHome();
-    }
+  /**
+   * Its `tasks` file: a single-threaded process joins by writing "0" there, which moves only
+   * its own thread and so needs no RCU grace period (a write to `cgroup.procs` waits ~5–10 ms
+   * for one here); what it forks afterwards is born inside (the spawn helper does this).
+   */
+  get tasksFile(): string {
+    return join(this.path, "tasks");
   }
 
-  /** A new empty limited cgroup, for a process started outside and placed in before it runs a task (warm-launcher.ts). */
+  /** A new empty limited cgroup; the spawn helper joins it before it forks the command (tasksFile). */
   static create(): PidsLimit | null {
     const found = ownFolder();
     if (!found) return null;
@@ -50,16 +41,6 @@ export class PidsLimit {
     }
     live.add(path);
     return new PidsLimit(path);
-  }
-
-  /** Moves `pid` in, off the event loop (a migration may wait for an RCU grace period). */
-  async place(pid: number): Promise<boolean> {
-    try {
-      await writeFile(join(this.path, "cgroup.procs"), String(pid));
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   /** The folder goes once empty (now, or at a later spawn or exit). */
@@ -79,15 +60,14 @@ export class PidsLimit {
   }
 }
 
-const SELF = String(process.pid);
 let maxProcesses = 2048;
 let count = 0;
 let swept = false;
-let found: { root: string; home: string } | null | undefined;
+let found: { root: string } | null | undefined;
 const live = new Set<string>();
 const released = new Set<string>();
 
-function ownFolder(): { root: string; home: string } | null {
+function ownFolder(): { root: string } | null {
   if (found !== undefined) return found;
   found = null;
   if (!cgroupsWanted()) return found;
@@ -96,21 +76,12 @@ function ownFolder(): { root: string; home: string } | null {
     if (!home) return found;
     const root = join(home, hostFolderName());
     mkdirSync(root);
-    found = { root, home: join(home, "cgroup.procs") };
+    found = { root };
     process.once("exit", removeOwn);
   } catch {
     found = null;
   }
   return found;
-}
-
-/** Back to our own cgroup; should that fail, stop using limits rather than stay limited. */
-function goHome(): void {
-  try {
-    writeFileSync(found!.home, SELF);
-  } catch {
-    found = null;
-  }
 }
 
 /**

@@ -1,5 +1,4 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { cgroupMembers, cgroupsWanted, deadHostFolders, hostFolderName, markPersistent, ownCgroupDir, removeCgroup, taskFolders } from "./cgroup-hosts.ts";
 import { watchdog } from "./watchdog.ts";
@@ -9,51 +8,14 @@ import { watchdog } from "./watchdog.ts";
  * cgroup, also after `setsid`, a double fork or removing agent-shell's variables from its
  * environment, and `cgroup.kill` ends all of it at once. Used where this process may create
  * cgroups below its own (root, or a delegated subtree as systemd gives a user session) and
- * the kernel has `cgroup.kill` (5.14+); elsewhere tasks fall back to the process group and
- * the owner marker. Sandboxed commands (namespaces level) get this from their PID namespace
- * already, and are not placed.
+ * the kernel has `cgroup.kill` (5.14+); elsewhere a sandboxed task gets a pid namespace of
+ * its own instead, and an unsandboxed one falls back to the process group and the owner marker.
  *
- * The child is born inside its cgroup: this process moves itself into the new cgroup for
- * the synchronous spawn and back right after (two writes of ~50 µs), so not even a command
- * whose first act is `setsid -f` can fork outside it.
+ * The child is born inside its cgroup (the spawn helper clones it there: CLONE_INTO_CGROUP,
+ * no migration), so not even a command whose first act is `setsid -f` can fork outside it.
  */
 export class TaskCgroup {
   constructor(readonly path: string) {}
-
-  /**
-   * Runs `spawn` (synchronous) with this process inside a new task cgroup, so the child
-   * starts there; the cgroup is null where cgroups cannot be used (the spawn runs as is).
-   */
-  static spawnInside<T>(spawn: () => T): { child: T; cgroup: TaskCgroup | null } {
-    const found = ownRoot();
-    if (!found) return { child: spawn(), cgroup: null };
-    const path = join(found.root, `task-${++taskCount}`);
-    try {
-      mkdirSync(path);
-      writeFileSync(join(path, "cgroup.procs"), SELF);
-    } catch {
-      removeCgroup(path);
-      return { child: spawn(), cgroup: null };
-    }
-    try {
-      return { child: spawn(), cgroup: new TaskCgroup(path) };
-    } catch (e) {
-      removeCgroup(path);
-      throw e;
-    } finally {
-      goHome(found);
-    }
-  }
-
-  /**
-   * Whether a process moved between cgroups within `ms`. A move waits for an RCU grace
-   * period, unless another move happened within about one (the kernel's rcu_sync stays in
-   * the writer's state that long): measured here, ~0.05 ms right after a move, ~12 ms
-   * after 100 ms of quiet.
-   */
-  static movedWithin(ms: number): boolean {
-    return performance.now() - lastMove < ms;
-  }
 
   /**
    * Whether this host's tasks are meant to outlive it (a persistent registry recovers them,
@@ -89,20 +51,6 @@ export class TaskCgroup {
     }
   }
 
-  /**
-   * Moves `pid` in, off the event loop: a migration waits for an RCU grace period when
-   * none happened lately (~10 ms on an idle machine), which must not stall the server.
-   */
-  async place(pid: number): Promise<boolean> {
-    try {
-      await writeFile(join(this.path, "cgroup.procs"), String(pid));
-      lastMove = performance.now();
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
   /** Pids inside (none once everything is gone). */
   members(): number[] {
     return cgroupMembers(this.path);
@@ -128,15 +76,13 @@ export class TaskCgroup {
   }
 }
 
-const SELF = String(process.pid);
-let lastMove = -Infinity;
 let taskCount = 0;
 let swept = false;
 /** This server's folder of task cgroups and the cgroup it lives in itself. */
-let found: { root: string; home: string } | null | undefined;
+let found: { root: string } | null | undefined;
 
 /** Made on first use; null where no cgroup can be made (or AGENT_SHELL_CGROUPS=off). */
-function ownRoot(): { root: string; home: string } | null {
+function ownRoot(): { root: string } | null {
   if (found !== undefined) return found;
   found = null;
   if (!cgroupsWanted()) return found;
@@ -149,7 +95,7 @@ function ownRoot(): { root: string; home: string } | null {
       removeCgroup(root);
       return found;
     }
-    found = { root, home: join(home, "cgroup.procs") };
+    found = { root };
     watchdog().cgroupRoot(root); // a SIGKILLed host's tasks die with it, cgroups and all
     process.once("exit", removeRoot);
     removeDeadHostsFolders(home);
@@ -157,23 +103,6 @@ function ownRoot(): { root: string; home: string } | null {
     found = null;
   }
   return found;
-}
-
-/**
- * Back to our own cgroup before anything else runs. Should that ever fail, never stay in a
- * task's cgroup (its kill would take this server along): park in our folder instead (the
- * kill never touches it) and stop using cgroups.
- */
-function goHome(where: { root: string; home: string }): void {
-  try {
-    writeFileSync(where.home, SELF);
-    lastMove = performance.now();
-  } catch {
-    try {
-      writeFileSync(join(where.root, "cgroup.procs"), SELF);
-    } catch {}
-    found = null;
-  }
 }
 
 /**

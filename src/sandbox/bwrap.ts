@@ -8,12 +8,13 @@ import { under } from "./roots.ts";
 /**
  * The "namespaces" level: bubblewrap builds a mount namespace in which `/` is a read-only
  * view of the host, the writable roots are bound back writable, secrets and agent-shell's
- * state are covered by mode-000 mounts, and a PID namespace holds everything the command
- * starts. Capabilities are dropped (root included: without CAP_DAC_OVERRIDE a mode-000
- * mount really gives EACCES), so the command cannot undo any of it.
+ * state are covered by mode-000 mounts, and a PID namespace holds the sandbox's commands;
+ * it is built once per policy and kept (runtime/kept-sandbox.ts). Commands entering it drop
+ * every capability (root included: without CAP_DAC_OVERRIDE a mode-000 mount really gives
+ * EACCES), so they cannot undo any of it.
  */
 
-/** What the start check prints when the working directory was swapped; the bash tool turns it into ACCESS_DENIED. */
+/** What the start check prints when the working directory was swapped (spawn-helper/agent-shell-helper.c says it); the bash tool turns it into ACCESS_DENIED. */
 export const CWD_REPLACED_MESSAGE = "agent-shell: the working directory was replaced (e.g. by a symlink) while the command was starting; it did not run";
 
 export interface BwrapProbe {
@@ -101,50 +102,16 @@ function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string; direct
   return found;
 }
 
-/** coreutils `env` if it can set signal handling (8.31+), for terminal commands; else null. */
-let signalEnv: string | null | undefined;
-function envWithSignalFlags(): string | null {
-  if (signalEnv !== undefined) return signalEnv;
-  const env = Bun.which("env");
-  signalEnv = env && Bun.spawnSync([env, "--ignore-signal=INT", "--default-signal=INT", "true"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0 ? env : null;
-  return signalEnv;
-}
-
 /**
- * On a terminal, Ctrl-C and Ctrl-\ signal the terminal's foreground process group, which
- * bwrap (the session leader) and its namespace init share with the command: bwrap's monitor
- * died of SIGINT and the task was reported killed, whatever the command did with it. So bwrap
- * starts with SIGINT and SIGQUIT ignored (inherited by its init and the launcher), and the
- * command gets the default handling back (commandSignalReset), so it sees Ctrl-C exactly as
- * it would outside the sandbox. null where `env` cannot do it (the old behaviour stays).
+ * The argv with which bwrap builds `policy`'s kept sandbox (runtime/kept-sandbox.ts) around
+ * `first`, its pid 1 (the spawn helper's `hold`), reporting that process's host pid on
+ * `infoFd`. The runtime starts it in `/` with the launcher environment; commands enter it
+ * later, each with its own working directory and environment (runtime/spawn-helper/), so
+ * nothing a call sets can change how bwrap itself runs (SPEC §20). `cwd` is the directory the
+ * commands start in, which is not hidden even when a hidden path holds it.
  */
-function terminalSignalEnv(): string[] | null {
-  const env = envWithSignalFlags();
-  return env ? [env, "--ignore-signal=INT,QUIT"] : null;
-}
-
-/** What a terminal command is exec'd through inside, to undo terminalSignalEnv for it alone. */
-export function commandSignalReset(): string[] {
-  const env = envWithSignalFlags();
-  return env ? [env, "--default-signal=INT,QUIT", "--"] : [];
-}
-
-/**
- * The argv that runs `launcher` under bwrap with `policy`. The runtime starts it in `/` with
- * the launcher environment (runtime/launch-script.ts): the command's working directory and
- * environment reach it inside, through its script, so nothing a call sets can change how
- * bwrap itself runs (SPEC §20). `cwd` is the command's directory, which is not hidden
- * even when a hidden path holds it; `seccompFd` carries the filter of seccomp/filter.ts.
- */
-export function bwrapCommand(
-  bwrap: string,
-  policy: SandboxPolicy,
-  launcher: string[],
-  opts: { cwd: string; stateRoot: string; infoFd?: number; seccompFd: number; tty?: boolean },
-): string[] {
-  // On a terminal, bwrap and its init ignore Ctrl-C and Ctrl-\ (the launcher script gives the command the default back).
-  const outer = opts.tty ? (terminalSignalEnv() ?? []) : [];
-  const args = [...outer, bwrap, ...namespaceFlags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
+export function keptSandboxCommand(bwrap: string, policy: SandboxPolicy, first: string[], opts: { cwd: string; stateRoot: string; infoFd: number }): string[] {
+  const args = [bwrap, ...namespaceFlags(), "--as-pid-1", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
   for (const [node, path] of ownDeviceNodes(opts.stateRoot)) args.push("--dev-bind", node, path);
   if (!policy.network) args.push("--unshare-net"); // a fresh namespace whose only interface is its own loopback
   for (const root of policy.writableRoots) args.push("--bind", root, root);
@@ -156,8 +123,7 @@ export function bwrapCommand(
     if (hidden.directory) args.push("--perms", "0000", "--tmpfs", hidden.path);
     else args.push("--ro-bind", (empty ??= emptyFile(opts.stateRoot)), hidden.path);
   }
-  if (opts.infoFd !== undefined) args.push("--info-fd", String(opts.infoFd));
-  args.push("--seccomp", String(opts.seccompFd), "--chdir", "/", "--", ...launcher);
+  args.push("--info-fd", String(opts.infoFd), "--chdir", "/", "--", ...first);
   return args;
 }
 

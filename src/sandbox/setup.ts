@@ -1,6 +1,5 @@
-import { bwrapCommand } from "./bwrap.ts";
+import { keptSandboxCommand } from "./bwrap.ts";
 import { sandboxLevel, type LevelChoice } from "./index.ts";
-import { landlockCommand } from "./landlock/index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
 import { buildPolicy, type PolicyInputs, under } from "./roots.ts";
 
@@ -10,24 +9,17 @@ const MAX_CACHED_RUNS = 64;
 /** What a result says about containment: the mode applied, or why there was none. */
 export type SandboxLabel = SandboxMode | "remote" | "unavailable";
 
-/** A sandbox to apply to one spawn: the runtime wraps the argv with it. */
+/** A sandbox to apply to commands: one per policy, kept (runtime/kept-sandbox.ts). */
 export interface SandboxRun {
   policy: SandboxPolicy;
   level: SandboxLevel;
   /**
-   * namespaces: bwrap around `argv`, a launcher (runtime/launch-script.ts) that starts in
-   * `/` and learns its command on fd 3; fd 4 carries the seccomp filter (SECCOMP_FD) and,
-   * with `info`, bwrap reports its namespace init's pid on fd 5 (INFO_FD).
-   * landlock: the Landlock launcher around the command `argv` itself, which reads the
-   * command's environment from fd 4 (landlock/exec.ts).
-   * Either way it starts with the launcher environment (runtime/env.ts), never the command's.
+   * namespaces: the bwrap argv that builds this policy's sandbox around `first` (its pid 1),
+   * telling that process's host pid on `infoFd` (bwrap.ts keptSandboxCommand). The runtime
+   * starts it with the launcher environment (runtime/env.ts), never a command's.
    */
-  wrap(argv: string[], opts: { cwd: string; info: boolean; tty?: boolean }): string[];
+  keptSandboxArgv(first: string[], opts: { cwd: string; infoFd: number }): string[];
 }
-
-/** The fds a bwrap command line reads (see SandboxRun.wrap). */
-export const SECCOMP_FD = 4;
-export const INFO_FD = 5;
 
 /** Thrown when a mode set explicitly cannot be provided here (faces exit 2). */
 export class SandboxUnavailableError extends Error {
@@ -162,16 +154,15 @@ export class Sandbox {
 
   private makeRun(policy: SandboxPolicy): SandboxRun {
     const choice = this.choice;
-    if (choice.level === "namespaces") {
-      const bwrap = choice.bwrap.path;
-      const stateRoot = this.settings.stateRoot;
-      return {
-        policy,
-        level: "namespaces",
-        wrap: (launcher, opts) =>
-          bwrapCommand(bwrap, policy, launcher, { cwd: opts.cwd, stateRoot, seccompFd: SECCOMP_FD, tty: opts.tty, ...(opts.info ? { infoFd: INFO_FD } : {}) }),
-      };
-    }
-    return { policy, level: "landlock", wrap: (argv) => landlockCommand(policy, argv) };
+    const stateRoot = this.settings.stateRoot;
+    const level = choice.level === "namespaces" ? "namespaces" : "landlock";
+    return {
+      policy,
+      level,
+      keptSandboxArgv: (first, opts) => {
+        if (choice.level !== "namespaces") throw new Error("a kept sandbox needs the namespaces level");
+        return keptSandboxCommand(choice.bwrap.path, policy, first, { cwd: opts.cwd, stateRoot, infoFd: opts.infoFd });
+      },
+    };
   }
 }

@@ -5,8 +5,6 @@
  */
 export const SYS = { createRuleset: 444, addRule: 445, restrictSelf: 446 } as const;
 export const CREATE_RULESET_VERSION = 1;
-export const RULE_PATH_BENEATH = 1;
-export const PR_SET_NO_NEW_PRIVS = 38;
 
 /** Filesystem access rights, bit N for the Nth name (REFER from ABI 2, TRUNCATE 3, IOCTL_DEV 5). */
 const FS_RIGHTS = [
@@ -39,8 +37,3 @@ export const READ_RIGHTS = FS.EXECUTE | FS.READ_FILE | FS.READ_DIR;
  */
 export const WRITE_RIGHTS =
   FS.WRITE_FILE | FS.REMOVE_DIR | FS.REMOVE_FILE | FS.MAKE_DIR | FS.MAKE_REG | FS.MAKE_SOCK | FS.MAKE_FIFO | FS.MAKE_SYM | FS.REFER | FS.TRUNCATE;
-
-/** Size of struct landlock_ruleset_attr for an ABI: fs only (1–3), + net (4–5), + scoped (6+). */
-export function rulesetAttrSize(abi: number): number {
-  return abi >= 6 ? 24 : abi >= 4 ? 16 : 8;
-}

@@ -1,11 +1,9 @@
 /**
- * The Landlock level (SPEC §11): where user namespaces are refused, commands start through
- * a launcher — this same executable in the hidden mode `__sandbox-exec` — that restricts
- * itself with a Landlock ruleset and then execs the command. See exec.ts and rules.ts.
+ * The Landlock level (SPEC §11): where user namespaces are refused, the spawn helper
+ * (runtime/spawn-helper/) restricts each command with the policy's Landlock ruleset
+ * (ruleset.ts, rules.ts) between fork and exec.
  */
-import { encodePolicy } from "./encode.ts";
 import { landlockAbi } from "./syscalls.ts";
-import type { SandboxPolicy } from "../policy.ts";
 
 export function probeLandlock(): { abi: number } | { error: string } {
   if (process.platform !== "linux") return { error: "Landlock is a Linux feature" };
@@ -16,14 +14,4 @@ export function probeLandlock(): { abi: number } | { error: string } {
   } catch (e) {
     return { error: `cannot query Landlock: ${(e as Error).message}` };
   }
-}
-
-/** This executable: the compiled binary itself, or bun plus the entry script when run from source. */
-function selfCommand(): string[] {
-  return Bun.main.startsWith("/$bunfs/") || Bun.main === process.execPath ? [process.execPath] : [process.execPath, Bun.main];
-}
-
-/** argv that runs `argv` restricted by `policy`. */
-export function landlockCommand(policy: SandboxPolicy, argv: string[]): string[] {
-  return [...selfCommand(), "__sandbox-exec", encodePolicy(policy), "--", ...argv];
 }

@@ -31,8 +31,9 @@ const isUnder = (path: string, dir: string) => path === dir || path.startsWith(d
  * tree without taking file creation (and reading back new files) away from the tree's top
  * directory, so at this level `.git/hooks` and `.git/config` stay writable and a denied path
  * inside a writable root stays readable; the namespaces level protects both.
+ * `listed` gets every directory whose entries the rules depend on.
  */
-export function landlockRules(policy: SandboxPolicy, handled: bigint): PathRule[] {
+export function landlockRules(policy: SandboxPolicy, handled: bigint, listed: string[] = []): PathRule[] {
   const rules: PathRule[] = [];
   const denied = policy.denyRead.filter((d) => exists(d) && !policy.writableRoots.some((root) => isUnder(d, root)));
   const add = (path: string, rights: bigint) => {
@@ -43,6 +44,7 @@ export function landlockRules(policy: SandboxPolicy, handled: bigint): PathRule[
     if (denied.includes(path)) return;
     if (!denied.some((d) => d !== path && isUnder(d, path))) return add(path, isDir ? READ_RIGHTS | FS.IOCTL_DEV : (READ_RIGHTS | FS.IOCTL_DEV) & FILE_RIGHTS);
     add(path, FS.READ_DIR);
+    listed.push(path);
     for (const name of readdirSync(path)) {
       const child = join(path, name);
       const st = lstatOrNull(child);

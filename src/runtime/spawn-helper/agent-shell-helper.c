@@ -1,0 +1,460 @@
+/*
+ * agent-shell-helper: starts one command at the price of a spawn, inside a sandbox that was
+ * built once (runtime/kept-sandbox.ts) or inside none. Built static by build.ts and embedded
+ * in the agent-shell binary; the server writes it to its state dir and runs it.
+ *
+ *   agent-shell-helper hold
+ *     The first process of a kept sandbox (bwrap --as-pid-1): it says on stdout that the
+ *     sandbox is complete, keeps the namespaces alive and reaps. When its stdin closes (the server retired the sandbox or died) it ends as
+ *     soon as nothing else runs inside; its end ends the pid namespace.
+ *
+ *   agent-shell-helper start [--pids TASKS_FILE] [--cgroup DIR] [--ns FD]... [--own-pid-ns]
+ *                            [--drop-caps] [--landlock FD] [--seccomp FD] --request FD
+ *     The monitor (whose pid results show): it joins the process limit (a v1 pids cgroup, moving only its own thread,
+ *     which needs no RCU grace period), enters the namespaces (user first), and forks the
+ *     command straight into its task cgroup (clone3 CLONE_INTO_CGROUP: no migration). The
+ *     command restricts itself (capabilities, Landlock, seccomp), then reads its request
+ *     (working directory, argv, environment, NUL-separated, up to EOF) and execs. The monitor
+ *     stays, passing on what is sent to it alone, and ends the way the command ended (same
+ *     code, same signal), so the server's child reports exactly the command's status.
+ *     --own-pid-ns (where no task cgroup holds a task): the command runs as pid 2 of a pid
+ *     namespace of its own, with its own /proc, whose init ends everything when it ends.
+ *
+ * Nothing here reads the environment: the server runs it with the launcher environment, and
+ * the command's environment comes in the request. Being static, no loader variable acts on it.
+ * Every failure before exec exits 125 (the sandbox could not be entered) with a message; the
+ * command never runs unrestricted.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/landlock.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CANNOT_ENTER 125
+/* The bash tool recognises this text (sandbox/bwrap.ts CWD_REPLACED_MESSAGE). */
+#define CWD_REPLACED "agent-shell: the working directory was replaced (e.g. by a symlink) while the command was starting; it did not run\n"
+
+static void say(const char *a, const char *b, const char *c) {
+  char line[1024];
+  int n = snprintf(line, sizeof line, "agent-shell: %s%s%s\n", a, b ? b : "", c ? c : "");
+  if (n > 0) (void)!write(2, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+static void die(const char *what) {
+  char detail[256];
+  snprintf(detail, sizeof detail, "%s: %s", what, strerror(errno));
+  say("cannot start the command inside its sandbox: ", detail, NULL);
+  _exit(CANNOT_ENTER);
+}
+
+/* Everything from fd up to EOF, NUL-terminated; *len excludes the terminator. */
+static char *read_all(int fd, size_t *len) {
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap + 1);
+  if (!buf) die("memory");
+  for (;;) {
+    if (n == cap) {
+      cap *= 2;
+      buf = realloc(buf, cap + 1);
+      if (!buf) die("memory");
+    }
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r == 0) break;
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      die("read");
+    }
+    n += (size_t)r;
+  }
+  buf[n] = 0;
+  *len = n;
+  return buf;
+}
+
+static void default_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; s++) sigaction(s, &sa, NULL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static pid_t command_pid;
+static pid_t server_pid;
+
+/*
+ * The monitor's pid is the one results show: a signal sent to it alone (by a person's `kill
+ * PID`) is passed on to the command. One sent to the whole group (by the server, or a
+ * terminal's Ctrl-C) reaches the command directly, and is not passed on twice.
+ */
+static void pass_on(int sig, siginfo_t *info, void *context) {
+  (void)context;
+  if ((info->si_code == SI_USER || info->si_code == SI_QUEUE) && info->si_pid != server_pid && command_pid > 0) kill(command_pid, sig);
+}
+
+static void forward_signals(pid_t command) {
+  command_pid = command;
+  server_pid = getppid();
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = pass_on;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  for (int s = 1; s < NSIG; s++)
+    if (s != SIGCHLD && s != SIGKILL && s != SIGSTOP) sigaction(s, &sa, NULL);
+}
+
+static void ignore_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_IGN;
+  for (int s = 1; s < NSIG; s++)
+    if (s != SIGCHLD && s != SIGKILL && s != SIGSTOP) sigaction(s, &sa, NULL);
+}
+
+/* Waits for `pid` (EINTR-safe); returns its wait status. */
+static int wait_for(pid_t pid) {
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 0;
+  return status;
+}
+
+/* Ends this process the way `status` says a child ended: the same code, or the same signal. */
+static void end_like(int status) {
+  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+  int sig = WTERMSIG(status);
+  struct rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  sigaction(sig, &sa, NULL);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  sigprocmask(SIG_UNBLOCK, &one, NULL);
+  kill(getpid(), sig);
+  _exit(128 + sig); /* a signal whose default is to be ignored cannot end us */
+}
+
+static void drop_capabilities(void) {
+  for (int cap = 0; cap <= 63; cap++)
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) die("dropping the bounding set");
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2];
+  memset(data, 0, sizeof data);
+  if (syscall(SYS_capset, &header, data) < 0) die("capset");
+}
+
+/*
+ * The Landlock ruleset, as runtime/spawn-helper/requests.ts writes it (NUL-separated): the ABI,
+ * the handled filesystem, network and scope bits, then pairs of rights and path.
+ */
+static void apply_landlock(int fd) {
+  size_t len;
+  char *text = read_all(fd, &len);
+  close(fd);
+  char *end = text + len, *p = text;
+#define NEXT() ({ char *f = p; p += strlen(p) + 1; f; })
+  int abi = atoi(NEXT());
+  /* struct landlock_ruleset_attr grew with the ABI (fs; + net from 4; + scoped from 6): laid out by hand. */
+  uint64_t raw[3];
+  for (int i = 0; i < 3; i++) raw[i] = strtoull(NEXT(), NULL, 10);
+  size_t size = abi >= 6 ? 24 : abi >= 4 ? 16 : 8;
+  int ruleset = (int)syscall(SYS_landlock_create_ruleset, raw, size, 0);
+  if (ruleset < 0) die("landlock_create_ruleset");
+  while (p < end) {
+    unsigned long long rights = strtoull(NEXT(), NULL, 10);
+    if (p >= end) break;
+    const char *path = NEXT();
+    int target = open(path, O_PATH | O_CLOEXEC);
+    if (target < 0) continue; /* gone since the rules were made: nothing to allow */
+    struct landlock_path_beneath_attr rule;
+    rule.allowed_access = rights;
+    rule.parent_fd = target;
+    if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0) die(path);
+    close(target);
+  }
+#undef NEXT
+  if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0) die("landlock_restrict_self");
+  close(ruleset);
+  free(text);
+}
+
+static void apply_seccomp(int fd) {
+  size_t len;
+  char *bytes = read_all(fd, &len);
+  close(fd);
+  struct sock_fprog prog = {(unsigned short)(len / sizeof(struct sock_filter)), (struct sock_filter *)bytes};
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) die("seccomp");
+}
+
+/* The program `name` on `path` (a PATH value), as a shell would find it; returns only on failure. */
+static int exec_on_path(const char *name, char **argv, char **envp, const char *path) {
+  if (strchr(name, '/')) {
+    execve(name, argv, envp);
+    return errno;
+  }
+  int seen_eacces = 0;
+  const char *dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (*dirs) {
+    const char *colon = strchr(dirs, ':');
+    size_t dlen = colon ? (size_t)(colon - dirs) : strlen(dirs);
+    char full[PATH_MAX];
+    if (snprintf(full, sizeof full, "%.*s/%s", (int)dlen, dlen ? dirs : ".", name) < (int)sizeof full) {
+      execve(full, argv, envp);
+      if (errno == EACCES) seen_eacces = 1;
+      else if (errno != ENOENT && errno != ENOTDIR) return errno;
+    }
+    if (!colon) break;
+    dirs = colon + 1;
+  }
+  return seen_eacces ? EACCES : ENOENT;
+}
+
+/* Reads the request, enters its working directory (the very one validated) and execs. */
+static void run_request(int request_fd) {
+  size_t len;
+  char *req = read_all(request_fd, &len);
+  close(request_fd);
+  if (len == 0) _exit(CANNOT_ENTER); /* the server gave up on this start */
+  char *end = req + len, *p = req;
+  const char *cwd = p;
+  p += strlen(p) + 1;
+  /* "null": stdin is /dev/null (a helper started ahead was given a pipe for it). */
+  int null_stdin = p < end && strcmp(p, "null") == 0;
+  p += strlen(p) + 1;
+  int argc = p < end ? atoi(p) : 0;
+  p += strlen(p) + 1;
+  if (argc < 1) _exit(CANNOT_ENTER);
+  char **argv = calloc((size_t)argc + 1, sizeof *argv);
+  for (int i = 0; i < argc && p < end; i++, p += strlen(p) + 1) argv[i] = p;
+  size_t envc = 0;
+  for (char *q = p; q < end; q += strlen(q) + 1) envc++;
+  char **envp = calloc(envc + 1, sizeof *envp);
+  const char *path = NULL;
+  for (size_t i = 0; p < end; p += strlen(p) + 1, i++) {
+    envp[i] = p;
+    if (strncmp(p, "PATH=", 5) == 0) path = p + 5;
+  }
+  char here[PATH_MAX];
+  if (chdir(cwd) != 0 || !getcwd(here, sizeof here) || strcmp(here, cwd) != 0) {
+    (void)!write(2, CWD_REPLACED, sizeof CWD_REPLACED - 1);
+    _exit(126);
+  }
+  if (null_stdin) {
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull < 0 || dup2(devnull, 0) < 0) die("/dev/null");
+  }
+  syscall(SYS_close_range, 3, ~0U, 0);
+  default_signals();
+  int err = exec_on_path(argv[0], argv, envp, path);
+  errno = err;
+  char line[512];
+  int n = snprintf(line, sizeof line, "agent-shell: %s: %s\n", argv[0], err == ENOENT ? "command not found" : strerror(err));
+  (void)!write(2, line, (size_t)n);
+  _exit(err == ENOENT ? 127 : 126);
+}
+
+struct options {
+  const char *pids;
+  const char *cgroup;
+  int ns[8];
+  int ns_count;
+  int own_pid_ns;
+  int drop_caps;
+  int landlock;
+  int seccomp;
+  int request;
+};
+
+/* The command's own restrictions, then its request. */
+static void become_command(const struct options *o) {
+  if (o->drop_caps) drop_capabilities();
+  if (o->drop_caps || o->landlock >= 0 || o->seccomp >= 0)
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("no_new_privs");
+  if (o->landlock >= 0) apply_landlock(o->landlock);
+  if (o->seccomp >= 0) apply_seccomp(o->seccomp);
+  run_request(o->request);
+}
+
+/*
+ * pid 1 of the command's own pid namespace: its own /proc, the command as pid 2 (an init
+ * ignores signals it has no handler for, so the command must not be the init), reaping until
+ * the command ends. Its status goes to the monitor on `report` (an init cannot die of a signal
+ * it sends itself).
+ */
+static void own_namespace_init(const struct options *o, int report) {
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) die("private mounts");
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) die("mounting /proc");
+  pid_t command = fork();
+  if (command < 0) die("fork");
+  if (command == 0) {
+    close(report);
+    become_command(o);
+  }
+  ignore_signals();
+  for (int fd = 0; fd < 1024; fd++)
+    if (fd != report) close(fd);
+  int status = 0;
+  for (;;) {
+    int st;
+    pid_t got = wait(&st);
+    if (got < 0 && errno == ECHILD) break;
+    if (got == command) {
+      status = st;
+      break;
+    }
+  }
+  (void)!write(report, &status, sizeof status);
+  _exit(0);
+}
+
+static int start(struct options *o) {
+  if (o->pids) {
+    int fd = open(o->pids, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0", 1) != 1) die("joining the process limit");
+    close(fd);
+  }
+  int cgroup = -1;
+  if (o->cgroup && (cgroup = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) die("opening the task cgroup");
+  for (int i = 0; i < o->ns_count; i++) {
+    if (setns(o->ns[i], 0) < 0) die("entering the sandbox");
+    close(o->ns[i]);
+  }
+  int report[2] = {-1, -1};
+  if (o->own_pid_ns && pipe2(report, O_CLOEXEC) < 0) die("pipe");
+  struct clone_args args;
+  memset(&args, 0, sizeof args);
+  args.exit_signal = SIGCHLD;
+  if (cgroup >= 0) {
+    args.flags |= CLONE_INTO_CGROUP;
+    args.cgroup = (uint64_t)cgroup;
+  }
+  if (o->own_pid_ns) args.flags |= CLONE_NEWPID | CLONE_NEWNS;
+  /* The child is born unreadable and untraceable: no other command in the sandbox can attach to
+     it while it waits for its request (its exec makes the command ordinary again). */
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  long child = syscall(SYS_clone3, &args, sizeof args);
+  if (child < 0) die("clone3");
+  if (child == 0) {
+    if (o->own_pid_ns) {
+      close(report[0]);
+      own_namespace_init(o, report[1]);
+    }
+    become_command(o);
+  }
+  /* The monitor: holds nothing of the command's, ends as it ends. */
+  prctl(PR_SET_DUMPABLE, 1, 0, 0, 0); /* its environment shows the owner marker (SPEC §14) */
+  if (o->own_pid_ns) ignore_signals(); /* its init could not tell a forwarded signal from the group's */
+  else forward_signals((pid_t)child);
+  if (report[1] >= 0) close(report[1]);
+  int keep = report[0];
+  for (int fd = 0; fd < 1024; fd++)
+    if (fd != keep) close(fd);
+  int status = wait_for((pid_t)child);
+  if (keep >= 0) {
+    int reported;
+    if (read(keep, &reported, sizeof reported) == sizeof reported) status = reported;
+  }
+  end_like(status);
+  return 0;
+}
+
+static volatile sig_atomic_t child_ended;
+static void on_child(int sig) {
+  (void)sig;
+  child_ended = 1;
+}
+
+/* Whether any process other than this one is left in the pid namespace (its /proc). */
+static int others_alive(void) {
+  DIR *proc = opendir("/proc");
+  if (!proc) return 0;
+  struct dirent *e;
+  int found = 0;
+  while ((e = readdir(proc)))
+    if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && strcmp(e->d_name, "1") != 0) {
+      found = 1;
+      break;
+    }
+  closedir(proc);
+  return found;
+}
+
+static int hold(void) {
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  ignore_signals();
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_child; /* no SA_RESTART: a child's end wakes the poll */
+  sigaction(SIGCHLD, &sa, NULL);
+  syscall(SYS_close_range, 3, ~0U, 0);
+  /* bwrap execs us once the sandbox is complete (its info fd speaks earlier): say so. */
+  (void)!write(1, "\n", 1);
+  close(1);
+  close(2);
+  int draining = 0;
+  for (;;) {
+    while (waitpid(-1, NULL, WNOHANG) > 0) {
+    }
+    if (draining && !others_alive()) return 0;
+    struct pollfd in = {0, POLLIN, 0};
+    int ready = poll(draining ? NULL : &in, draining ? 0 : 1, draining ? 200 : -1);
+    if (ready > 0 && !draining) {
+      char buf[64];
+      ssize_t n = read(0, buf, sizeof buf);
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) draining = 1;
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "hold") == 0) return hold();
+  if (argc < 2 || strcmp(argv[1], "start") != 0) {
+    say("usage: agent-shell-helper hold | start [options] --request FD", NULL, NULL);
+    return 2;
+  }
+  struct options o = {.landlock = -1, .seccomp = -1, .request = -1};
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--own-pid-ns") == 0) o.own_pid_ns = 1;
+    else if (strcmp(a, "--drop-caps") == 0) o.drop_caps = 1;
+    else if (!v) break;
+    else if (strcmp(a, "--pids") == 0) o.pids = v, i++;
+    else if (strcmp(a, "--cgroup") == 0) o.cgroup = v, i++;
+    else if (strcmp(a, "--ns") == 0 && o.ns_count < 8) o.ns[o.ns_count++] = atoi(v), i++;
+    else if (strcmp(a, "--landlock") == 0) o.landlock = atoi(v), i++;
+    else if (strcmp(a, "--seccomp") == 0) o.seccomp = atoi(v), i++;
+    else if (strcmp(a, "--request") == 0) o.request = atoi(v), i++;
+  }
+  if (o.request < 0) {
+    say("start needs --request FD", NULL, NULL);
+    return 2;
+  }
+  return start(&o);
+}

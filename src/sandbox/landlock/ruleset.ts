@@ -1,0 +1,40 @@
+import { statSync } from "node:fs";
+import { handledFs, NET, SCOPE } from "./abi.ts";
+import { landlockRules } from "./rules.ts";
+import { landlockAbi } from "./syscalls.ts";
+import type { SandboxPolicy } from "../policy.ts";
+
+/**
+ * A policy's Landlock ruleset as the spawn helper reads it (runtime/spawn-helper/): NUL-separated,
+ * the ABI, the handled filesystem, network and scope bits, then pairs of rights and path. The
+ * helper applies it to the command between fork and exec.
+ *
+ * Made once per policy and kept while the directories it lists (those on the way to a hidden
+ * path, whose every entry gets a rule) are unchanged: a new entry in one of them is a new rule.
+ */
+export function landlockRuleset(policy: SandboxPolicy): string {
+  const known = cache.get(policy);
+  if (known && known.listed.every(([dir, mtime]) => mtimeOf(dir) === mtime)) return known.text;
+  const abi = landlockAbi();
+  if (typeof abi !== "number") throw abi;
+  const listed: string[] = [];
+  const rules = landlockRules(policy, handledFs(abi), listed);
+  // Landlock cannot tell loopback from other addresses: with the network cut, all TCP is.
+  const net = abi >= 4 && !policy.network ? NET.BIND_TCP | NET.CONNECT_TCP : 0n;
+  const scoped = abi >= 6 ? SCOPE.SIGNAL | SCOPE.ABSTRACT_UNIX_SOCKET : 0n;
+  const fields = [String(abi), String(handledFs(abi)), String(net), String(scoped)];
+  for (const rule of rules) fields.push(String(rule.rights), rule.path);
+  const text = fields.map((f) => `${f}\0`).join("");
+  cache.set(policy, { text, listed: listed.map((dir) => [dir, mtimeOf(dir)]) });
+  return text;
+}
+
+const cache = new WeakMap<SandboxPolicy, { text: string; listed: [string, number][] }>();
+
+function mtimeOf(dir: string): number {
+  try {
+    return statSync(dir).mtimeMs;
+  } catch {
+    return -1;
+  }
+}

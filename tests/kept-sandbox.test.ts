@@ -1,0 +1,244 @@
+/**
+ * SPEC §18: a sandbox kept per policy, and commands started in it at the price of a spawn
+ * (runtime/kept-sandbox.ts, runtime/spawn-helper/, runtime/warm-launcher.ts). A kept sandbox
+ * is reused by every command of its policy, made anew when the roots change, invisible to
+ * another policy's commands, and gone with the server; a helper started ahead is invisible to
+ * the command it runs. Driven through the compiled binary over MCP.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startServer, type McpSession } from "./helpers/mcp.ts";
+import { processes, processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+
+let work: string;
+let s: McpSession;
+/** A hidden path (sandbox_deny_read) that does not exist when the server starts. */
+let laterSecret: string;
+
+/** The namespaces and task cgroup a command runs in, as it sees them. */
+const WHERE = "readlink /proc/self/ns/mnt /proc/self/ns/pid; grep '^0::' /proc/self/cgroup";
+
+/** Processes of `server`'s kept sandboxes: bwrap and the `hold` it runs as the sandbox's first process. */
+const keptOf = (server: number) => processes().filter((p) => (p.cmdline.includes("/proc/self/fd/4 hold") || p.cmdline.includes("--as-pid-1")) && descendsFrom(p.pid, server));
+
+/** The task cgroups (`task-N`) of the helpers waiting for a command, started ahead by `server`. */
+function waitingCgroups(server: number): string[] {
+  const all = processes();
+  const helpers = all.filter((p) => p.cmdline.includes("agent-shell-helper") && p.cmdline.includes(" start "));
+  // The waiting one is the monitor's child: forked into its cgroup, not exec'd yet.
+  const waiting = helpers.filter((p) => helpers.some((m) => m.pid === p.ppid && m.ppid === server));
+  return waiting.map((p) => /--cgroup \S*\/(task-\d+)/.exec(p.cmdline)?.[1]).filter((c): c is string => !!c);
+}
+
+async function untilWaiting(server: number, count = 1): Promise<string[]> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const found = waitingCgroups(server);
+    if (found.length >= count) return found;
+    if (Date.now() > deadline) throw new Error("no helper was started ahead");
+    await Bun.sleep(10);
+  }
+}
+
+function descendsFrom(pid: number, ancestor: number): boolean {
+  const all = new Map(processes().map((p) => [p.pid, p.ppid]));
+  for (let p = pid; p > 1; p = all.get(p) ?? 0) if (p === ancestor) return true;
+  return false;
+}
+
+async function untilGone(find: () => unknown[], ms = 3000): Promise<unknown[]> {
+  const deadline = Date.now() + ms;
+  while (find().length && Date.now() < deadline) await Bun.sleep(20);
+  return find();
+}
+
+beforeAll(async () => {
+  work = realpathSync(mkdtempSync("/var/tmp/as-kept-"));
+  mkdirSync(join(work, "sub"));
+  laterSecret = join(work, "later-secret");
+  const config = join(work, "config.toml");
+  writeFileSync(config, `sandbox_deny_read = ["${laterSecret}"]\n`);
+  s = await startServer({ cwd: work, args: ["--config", config] });
+});
+
+afterAll(async () => {
+  await s?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe("a kept sandbox per policy", () => {
+  test("commands of one policy share its namespaces, each in a task cgroup of its own", async () => {
+    const [a, b] = [await s.call("bash", { command: WHERE }), await s.call("bash", { command: WHERE })];
+    const [mntA, pidA, cgA] = a.stdout.trim().split("\n");
+    const [mntB, pidB, cgB] = b.stdout.trim().split("\n");
+    expect({ mnt: mntB, pid: pidB }).toEqual({ mnt: mntA, pid: pidA });
+    expect(mntA).not.toBe(readlinkSync("/proc/self/ns/mnt")); // not the host's
+    expect(cgA).toMatch(/^0::\/agent-shell-\d+\/task-\d+$/);
+    expect(cgB).not.toBe(cgA);
+    expect(keptOf(s.pid).filter((p) => p.cmdline.startsWith("/proc/self/fd/4 hold"))).toHaveLength(1);
+  });
+
+  test("another policy gets a sandbox of its own, in which it cannot see or signal the first one's commands", async () => {
+    const m = uniqueSleep(440);
+    const task = await s.call("bash", { command: `sleep ${m}`, run_in_background: true });
+    const deadline = Date.now() + 5000;
+    while (processesMatching(`sleep ${m}`).length === 0 && Date.now() < deadline) await Bun.sleep(10);
+    // (pgrep -x: by the program's name, so the shell whose command line names it is not found.)
+    const own = (await s.call("bash", { command: `${WHERE}; pgrep -x sleep || echo unseen` })).stdout.trim().split("\n");
+    const attempt = { command: `${WHERE}; pgrep -x sleep || echo unseen; pkill -KILL -x sleep; echo done`, sandbox: "read-only" };
+    expect((await s.call("bash", attempt)).needs_confirmation).toBe(true); // pkill is confirmed first
+    const other = (await s.call("bash", { ...attempt, confirmed: true })).stdout.trim().split("\n");
+    expect(own[3]).toMatch(/^\d+$/); // same policy: the same pid namespace
+    expect(other[0]).not.toBe(own[0]); // another mount namespace
+    expect(other[1]).not.toBe(own[1]); // and pid namespace
+    expect(other.slice(3)).toEqual(["unseen", "done"]);
+    expect(processesMatching(`sleep ${m}`)).toHaveLength(1); // still running
+    expect((await s.call("kill_shell", { task_id: task.task_id })).status).toBe("killed");
+  });
+
+  test("a writable root removed and made again gets a new sandbox, and the write lands in the new directory", async () => {
+    const root = realpathSync(mkdtempSync("/var/tmp/as-kept-root-"));
+    const t = await startServer({ cwd: work, args: ["--allow", root] });
+    try {
+      const before = (await t.call("bash", { command: WHERE })).stdout.split("\n")[0];
+      rmSync(root, { recursive: true });
+      mkdirSync(root);
+      const r = await t.call("bash", { command: `echo made > ${root}/file && cat ${root}/file; ${WHERE}` });
+      expect(r.stdout.split("\n")[0]).toBe("made");
+      expect(r.stdout.split("\n")[1]).not.toBe(before);
+      expect(readFileSync(join(root, "file"), "utf8")).toBe("made\n");
+    } finally {
+      await t.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  test("a hidden path created after the sandbox was built is hidden from the next command", async () => {
+    await s.call("bash", { command: "true" });
+    await untilWaiting(s.pid);
+    mkdirSync(laterSecret);
+    writeFileSync(join(laterSecret, "key"), "LATER-SECRET\n");
+    try {
+      const r = await s.call("bash", { command: `cat ${laterSecret}/key` });
+      expect(r.exit_code).not.toBe(0);
+      expect(r.stdout).not.toContain("LATER-SECRET");
+    } finally {
+      rmSync(laterSecret, { recursive: true, force: true });
+    }
+  });
+
+  test("nothing of it outlives the server: a normal exit ends the sandbox and the helpers waiting in it", async () => {
+    const t = await startServer({ cwd: work });
+    await t.call("bash", { command: "true" });
+    await untilWaiting(t.pid);
+    const kept = keptOf(t.pid).map((p) => p.pid);
+    const helpers = processes().filter((p) => p.cmdline.includes(`agent-shell-${t.pid}/`)).map((p) => p.pid);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(helpers.length).toBeGreaterThan(0);
+    await t.close();
+    expect(await untilGone(() => processes().filter((p) => [...kept, ...helpers].includes(p.pid)))).toEqual([]);
+  });
+
+  test("nothing of it outlives a SIGKILL of the server: the watchdog ends the sandbox and what runs in it", async () => {
+    const t = await startServer({ cwd: work });
+    const m = uniqueSleep(450);
+    await t.call("bash", { command: `setsid -f sleep ${m}; sleep ${m}`, run_in_background: true });
+    const deadline = Date.now() + 5000;
+    while (processesMatching(`sleep ${m}`).length < 2 && Date.now() < deadline) await Bun.sleep(10);
+    const kept = keptOf(t.pid).map((p) => p.pid);
+    expect(kept.length).toBeGreaterThan(0);
+    process.kill(t.pid, "SIGKILL");
+    await t.close().catch(() => {});
+    expect(await waitNoProcess(`sleep ${m}`, 3000)).toEqual([]);
+    expect(await untilGone(() => processes().filter((p) => kept.includes(p.pid)))).toEqual([]);
+  });
+
+  test("a server killed with its watchdog while helpers are being started leaves none behind", async () => {
+    const dir = realpathSync(mkdtempSync("/var/tmp/as-kept-crash-"));
+    const servers: number[] = [];
+    const left = () => processes().filter((p) => p.cmdline.includes(dir) || servers.some((pid) => p.cmdline.includes(`agent-shell-${pid}/`)));
+    try {
+      for (let i = 0; i < 12; i++) {
+        const t = await startServer({ cwd: dir });
+        servers.push(t.pid);
+        await t.call("bash", { command: "true" });
+        await Bun.sleep(i % 6);
+        const watchdogs = processes().filter((p) => p.ppid === t.pid && p.cmdline.includes("agent-shell-watchdog"));
+        process.kill(t.pid, "SIGKILL");
+        for (const w of watchdogs) process.kill(w.pid, "SIGKILL");
+        await t.close().catch(() => {});
+      }
+      // A helper whose server died reads an empty request and exits; a sandbox's first process reads end-of-file.
+      expect(await untilGone(left)).toEqual([]);
+    } finally {
+      for (const p of left()) process.kill(p.pid, "SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("helpers started ahead", () => {
+  // Environment (SHLVL, PWD, OLDPWD included), directory, stdin, exit status: what a command can see.
+  const PROBE = 'env | sort; echo "shlvl=$SHLVL"; pwd; readlink /proc/self/fd/0; exit 7';
+  const cgroupOf = (stdout: string) => /0::\/agent-shell-\d+\/(task-\d+)/.exec(stdout)?.[1];
+
+  for (const [name, args, env] of [
+    ["sandboxed (namespaces)", [], {}],
+    ["--sandbox off", ["--sandbox", "off"], {}],
+    ["the Landlock level", [], { AGENT_SHELL_SANDBOX_LEVEL: "landlock" }],
+  ] as const) {
+    test(`${name}: a command cannot tell a helper started ahead from a direct start, and runs in its task cgroup`, async () => {
+      const t = await startServer({ cwd: work, args: [...args], env: { ...env } });
+      try {
+        const first = await t.call("bash", { command: PROBE });
+        expect(first.exit_code).toBe(7);
+        for (let i = 0; i < 3; i++) {
+          const waiting = await untilWaiting(t.pid);
+          const later = await t.call("bash", { command: `grep '^0::' /proc/self/cgroup; ${PROBE}` });
+          expect(waiting).toContain(cgroupOf(later.stdout)); // it ran in a helper started ahead
+          expect({ ...later, command: PROBE, stdout: later.stdout.replace(/^0::.*\n/, "") }).toEqual({ ...first, duration_ms: later.duration_ms });
+        }
+      } finally {
+        await t.close();
+      }
+    });
+  }
+
+  test("a variable given to one call is not seen by the next; BASH_ENV is sourced once, by the command's bash", async () => {
+    const rc = join(work, "bash-env.sh");
+    writeFileSync(rc, "echo sourced\n");
+    const probe = 'echo "one=${AS_ONE-unset}"';
+    const run = async (env?: Record<string, string>) => {
+      await untilWaiting(s.pid, 2);
+      return (await s.call("bash", { command: probe, ...(env ? { env } : {}) })).stdout;
+    };
+    await s.call("bash", { command: "true" });
+    expect(await run({ AS_ONE: "1", BASH_ENV: rc })).toBe("sourced\none=1\n");
+    expect(await run()).toBe("one=unset\n");
+    expect(await run({ AS_ONE: "2" })).toBe("one=2\n");
+    rmSync(rc);
+  });
+
+  test("stdin text, a large command and another working directory reach the command", async () => {
+    await untilWaiting(s.pid);
+    const r = await s.call("bash", { command: "pwd; cat", stdin: "fed\n", working_directory: join(work, "sub") });
+    expect(r.stdout).toBe(`${join(work, "sub")}\nfed\n`);
+    await untilWaiting(s.pid);
+    const long = "x".repeat(70_000);
+    expect((await s.call("bash", { command: `s=${long}; echo \${#s}` })).stdout).toBe("70000\n");
+  });
+
+  test("a background task in a helper started ahead: what it started still dies with it", async () => {
+    await s.call("bash", { command: "true" });
+    const waiting = await untilWaiting(s.pid);
+    const m = uniqueSleep(460);
+    const task = await s.call("bash", { command: `grep '^0::' /proc/self/cgroup; setsid -f sleep ${m}; sleep ${m}`, run_in_background: true });
+    const deadline = Date.now() + 5000;
+    while (processesMatching(`sleep ${m}`).length < 2 && Date.now() < deadline) await Bun.sleep(10);
+    const out = await s.call("task_output", { task_id: task.task_id });
+    expect(waiting).toContain(cgroupOf(out.stdout));
+    expect((await s.call("kill_shell", { task_id: task.task_id })).status).toBe("killed");
+    expect(await waitNoProcess(`sleep ${m}`, 1000)).toEqual([]);
+  });
+});
