@@ -1,5 +1,6 @@
 import { closeSync } from "node:fs";
 import { sandboxSignature } from "../sandbox/bwrap.ts";
+import { landlockRuleset } from "../sandbox/landlock/ruleset.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 import { planFor, releaseContainment, undoGitPlantsAtExit, type Containment, type Started } from "./local-process.ts";
 import { createPipe } from "./pipes.ts";
@@ -155,9 +156,10 @@ function discard(w: Warm): void {
   });
 }
 
-/** What a launcher's sandbox was built over (bwrap.ts sandboxSignature); others have none. */
+/** What a launcher's sandbox was built over: its kept sandbox's files (bwrap.ts sandboxSignature), or its Landlock ruleset. */
 function signature(kind: Kind, cwd: string): string {
-  return kind === UNSANDBOXED || kind.level !== "namespaces" ? "" : sandboxSignature(kind.policy, cwd);
+  if (kind === UNSANDBOXED) return "";
+  return kind.level === "namespaces" ? sandboxSignature(kind.policy, cwd) : landlockRuleset(kind.policy);
 }
 
 function running(proc: Bun.Subprocess): boolean {

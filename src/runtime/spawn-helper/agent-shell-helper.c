@@ -333,6 +333,22 @@ static void own_namespace_init(const struct options *o, int report) {
   _exit(0);
 }
 
+/*
+ * Where clone3 or CLONE_INTO_CGROUP is missing (kernels before 5.7, qemu-user): a plain fork,
+ * the child moving itself into its task cgroup before anything else (that move may wait for an
+ * RCU grace period), and the pid namespace made by unshare first.
+ */
+static long fork_the_old_way(const struct options *o, int cgroup) {
+  if (o->own_pid_ns && unshare(CLONE_NEWPID | CLONE_NEWNS) < 0) die("unshare");
+  pid_t child = fork();
+  if (child == 0 && cgroup >= 0) {
+    int procs = openat(cgroup, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+    if (procs < 0 || write(procs, "0", 1) != 1) die("joining the task cgroup");
+    close(procs);
+  }
+  return child;
+}
+
 static int start(struct options *o) {
   if (o->pids) {
     int fd = open(o->pids, O_WRONLY | O_CLOEXEC);
@@ -359,6 +375,7 @@ static int start(struct options *o) {
      it while it waits for its request (its exec makes the command ordinary again). */
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   long child = syscall(SYS_clone3, &args, sizeof args);
+  if (child < 0 && (errno == ENOSYS || errno == EINVAL || errno == E2BIG)) child = fork_the_old_way(o, cgroup);
   if (child < 0) die("clone3");
   if (child == 0) {
     if (o->own_pid_ns) {

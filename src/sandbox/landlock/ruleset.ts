@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { handledFs, NET, SCOPE } from "./abi.ts";
 import { landlockRules } from "./rules.ts";
 import { landlockAbi } from "./syscalls.ts";
@@ -9,12 +9,14 @@ import type { SandboxPolicy } from "../policy.ts";
  * the ABI, the handled filesystem, network and scope bits, then pairs of rights and path. The
  * helper applies it to the command between fork and exec.
  *
- * Made once per policy and kept while the directories it lists (those on the way to a hidden
- * path, whose every entry gets a rule) are unchanged: a new entry in one of them is a new rule.
+ * Made once per policy and kept while what it was made from holds: which hidden paths exist
+ * (one made since must be left out of the readable tree) and the directories it lists (those
+ * on the way to a hidden path, whose every entry gets a rule of its own).
  */
 export function landlockRuleset(policy: SandboxPolicy): string {
   const known = cache.get(policy);
-  if (known && known.listed.every(([dir, mtime]) => mtimeOf(dir) === mtime)) return known.text;
+  const hidden = policy.denyRead.map((p) => (existsSync(p) ? "1" : "0")).join("");
+  if (known && known.hidden === hidden && known.listed.every(([dir, mtime]) => mtimeOf(dir) === mtime)) return known.text;
   const abi = landlockAbi();
   if (typeof abi !== "number") throw abi;
   const listed: string[] = [];
@@ -25,11 +27,11 @@ export function landlockRuleset(policy: SandboxPolicy): string {
   const fields = [String(abi), String(handledFs(abi)), String(net), String(scoped)];
   for (const rule of rules) fields.push(String(rule.rights), rule.path);
   const text = fields.map((f) => `${f}\0`).join("");
-  cache.set(policy, { text, listed: listed.map((dir) => [dir, mtimeOf(dir)]) });
+  cache.set(policy, { text, hidden, listed: listed.map((dir) => [dir, mtimeOf(dir)]) });
   return text;
 }
 
-const cache = new WeakMap<SandboxPolicy, { text: string; listed: [string, number][] }>();
+const cache = new WeakMap<SandboxPolicy, { text: string; hidden: string; listed: [string, number][] }>();
 
 function mtimeOf(dir: string): number {
   try {
