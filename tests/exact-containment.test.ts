@@ -122,7 +122,7 @@ describe("cgroups do not pile up", () => {
     }
   });
 
-  test("a finished task's cgroup is removed (only helpers waiting for a command keep one); the server's folder goes when it exits", async () => {
+  test("a finished task's cgroup is emptied and kept for the next (a few at most) or removed; the server's folder goes when it exits", async () => {
     const t = await startServer({ args: ["--sandbox", "off"] });
     const folder = join(home, `agent-shell-${t.pid}`);
     try {
@@ -130,9 +130,10 @@ describe("cgroups do not pile up", () => {
       const bg = await t.call("bash", { command: "true", run_in_background: true });
       await t.call("task_output", { task_id: bg.task_id, wait: true });
       // Helpers started ahead (runtime/warm-launcher.ts) wait in cgroups of their own: each
-      // such cgroup holds exactly one process, a helper's child still waiting for its command.
+      // such cgroup holds exactly one process, a helper's child still waiting for its command;
+      // the others are empty, kept for the next tasks (SpareCgroups: 4 at most).
       const left = readdirSync(folder).filter((d) => d.startsWith("task-"));
-      expect(left.length).toBeLessThanOrEqual(2);
+      expect(left.length).toBeLessThanOrEqual(2 + 4);
       for (const d of left) {
         const pids = readFileSync(join(folder, d, "cgroup.procs"), "utf8").split("\n").filter(Boolean);
         expect(pids.length).toBeLessThanOrEqual(1);

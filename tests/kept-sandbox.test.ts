@@ -196,7 +196,7 @@ describe("helpers started ahead", () => {
         for (let i = 0; i < 3; i++) {
           const waiting = await untilWaiting(t.pid);
           const later = await t.call("bash", { command: `grep '^0::' /proc/self/cgroup; ${PROBE}` });
-          expect(waiting).toContain(cgroupOf(later.stdout)); // it ran in a helper started ahead
+          expect(waiting).toContain(cgroupOf(later.stdout)!); // it ran in a helper started ahead
           expect({ ...later, command: PROBE, stdout: later.stdout.replace(/^0::.*\n/, "") }).toEqual({ ...first, duration_ms: later.duration_ms });
         }
       } finally {
@@ -237,7 +237,7 @@ describe("helpers started ahead", () => {
     const deadline = Date.now() + 5000;
     while (processesMatching(`sleep ${m}`).length < 2 && Date.now() < deadline) await Bun.sleep(10);
     const out = await s.call("task_output", { task_id: task.task_id });
-    expect(waiting).toContain(cgroupOf(out.stdout));
+    expect(waiting).toContain(cgroupOf(out.stdout)!);
     expect((await s.call("kill_shell", { task_id: task.task_id })).status).toBe("killed");
     expect(await waitNoProcess(`sleep ${m}`, 1000)).toEqual([]);
   });

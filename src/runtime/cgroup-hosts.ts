@@ -73,6 +73,35 @@ export function cgroupMembers(cgroup: string): number[] {
   }
 }
 
+/**
+ * Empty task cgroups kept for the next task: making a cgroup (mkdir) and removing one (rmdir)
+ * cost the kernel 0.1–0.2 ms each, on every command's way, and an empty one is as good as a
+ * new one. A few are kept; the rest are removed.
+ */
+export class SpareCgroups {
+  private spare: string[] = [];
+  constructor(private readonly max = 4) {}
+
+  take(): string | undefined {
+    return this.spare.pop();
+  }
+
+  /** A task's cgroup, once its task has ended: kept when empty; true when it is gone or kept. */
+  give(path: string): boolean {
+    if (cgroupMembers(path).length > 0) return false;
+    if (this.spare.length < this.max && !this.spare.includes(path)) {
+      this.spare.push(path);
+      return true;
+    }
+    return this.spare.includes(path) || removeCgroup(path);
+  }
+
+  /** Removes every spare one (the host is closing). */
+  removeAll(): void {
+    for (const path of this.spare.splice(0)) removeCgroup(path);
+  }
+}
+
 /** Removes a cgroup folder; true when it is gone (the kernel refuses one that still holds a process). */
 export function removeCgroup(path: string): boolean {
   try {

@@ -20,7 +20,7 @@ import { watchdog } from "./watchdog.ts";
  * as nothing else runs in it, and its pid namespace with it. A non-persistent server's close
  * kills them outright; after a SIGKILL of the server the watchdog does (they are tracked).
  */
-interface Kept {
+export interface Kept {
   signature: string;
   proc: Bun.Subprocess;
   /** The write end of the first process's stdin: closing it retires the sandbox. */
@@ -40,26 +40,29 @@ const VIEWS_PER_POLICY = 4;
 const KINDS = ["user", "mnt", "pid", "net"] as const;
 
 /**
- * The namespace fds of `run`'s kept sandbox for a command in `cwd` (built as needed: a
- * sandbox whose hidden or protected files were replaced is retired); `withPid` false leaves
- * the pid namespace out (the command gets its own).
+ * `run`'s kept sandbox for a command in `cwd`: the one in use, or a new one when none covers
+ * the files as they are now (one whose hidden or protected files were replaced is retired).
  */
-export async function keptNamespaces(run: SandboxRun, cwd: string, withPid: boolean): Promise<number[]> {
+export function keptSandbox(run: SandboxRun, cwd: string): Kept {
   const signature = sandboxSignature(run.policy, cwd);
   const views = kept.get(run) ?? [];
   kept.set(run, views);
-  let at = views.findIndex((k) => k.signature === signature && k.proc.exitCode === null && k.proc.signalCode === null);
+  const at = views.findIndex((k) => k.signature === signature && k.proc.exitCode === null && k.proc.signalCode === null);
   let entry: Kept;
   if (at >= 0) {
     entry = views.splice(at, 1)[0]!;
   } else {
     entry = build(run, cwd, signature);
     // What it replaces: the same view built over files since replaced, or the least recently used.
-    const stale = views.filter((k) => sameView(k.signature, signature));
-    for (const k of stale) retire(k);
+    for (const k of views.filter((k) => sameView(k.signature, signature))) retire(k);
     while (views.length >= VIEWS_PER_POLICY) retire(views[0]!);
   }
   views.push(entry);
+  return entry;
+}
+
+/** The namespace fds of a kept sandbox, user namespace first; `withPid` false leaves the pid namespace out (the command gets its own). */
+export async function namespacesOf(entry: Kept, withPid: boolean): Promise<number[]> {
   const fds = await entry.namespaces;
   return withPid ? fds : fds.filter((_, i) => entry.kinds[i] !== "pid");
 }

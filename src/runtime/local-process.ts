@@ -8,7 +8,7 @@ import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
 import { PidsLimit } from "./pids-limit.ts";
 import { watchdog } from "./watchdog.ts";
-import { keptNamespaces } from "./kept-sandbox.ts";
+import { keptSandbox, namespacesOf } from "./kept-sandbox.ts";
 import { sendRequest, startHelper, type HelperPlan, type StdioOptions } from "./spawn-helper/start.ts";
 
 export type { StdioOptions } from "./spawn-helper/start.ts";
@@ -56,12 +56,14 @@ export async function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Promise<
 /**
  * The helper's plan for a command under `run` (null: unsandboxed) in `cwd`, with a new task
  * cgroup and process limit. A helper started with it runs nothing until it gets its request.
+ * `madeIn` is what it is made in: the kept sandbox, or the Landlock ruleset.
  */
-export async function planFor(run: SandboxRun | null, cwd: string): Promise<{ plan: HelperPlan; containment: Containment }> {
+export async function planFor(run: SandboxRun | null, cwd: string): Promise<{ plan: HelperPlan; containment: Containment; madeIn: unknown }> {
   const cgroup = TaskCgroup.create();
   const limit = PidsLimit.create();
   const containment: Containment = { cgroup, limit, ownPidNamespace: false };
   const plan: HelperPlan = { pids: limit?.tasksFile ?? null, cgroup: cgroup?.path ?? null, namespaces: [], ownPidNamespace: false, dropCapabilities: false, landlock: null, seccomp: null };
+  let madeIn: unknown = null;
   try {
     if (run) {
       plan.dropCapabilities = true;
@@ -69,16 +71,24 @@ export async function planFor(run: SandboxRun | null, cwd: string): Promise<{ pl
       if (run.level === "namespaces") {
         // Without a task cgroup, a pid namespace of its own holds the task (SPEC §14).
         plan.ownPidNamespace = containment.ownPidNamespace = cgroup === null;
-        plan.namespaces = await keptNamespaces(run, cwd, !plan.ownPidNamespace);
+        const kept = keptSandbox(run, cwd);
+        madeIn = kept;
+        plan.namespaces = await namespacesOf(kept, !plan.ownPidNamespace);
       } else {
-        plan.landlock = landlockRuleset(run.policy);
+        madeIn = plan.landlock = landlockRuleset(run.policy);
       }
     }
   } catch (e) {
     releaseContainment(containment);
     throw e;
   }
-  return { plan, containment };
+  return { plan, containment, madeIn };
+}
+
+/** What a command under `run` in `cwd` would be made in now (see planFor): a helper started ahead serves it only if it was made in the same. */
+export function madeInNow(run: SandboxRun | null, cwd: string): unknown {
+  if (!run) return null;
+  return run.level === "namespaces" ? keptSandbox(run, cwd) : landlockRuleset(run.policy);
 }
 
 /** The task cgroup and limit of a child that never started (or has ended) go. */

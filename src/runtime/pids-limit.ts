@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cgroupMembers, cgroupsWanted, deadHostFolders, hostFolderName, markPersistent, ownCgroupDir, removeCgroup, taskFolders } from "./cgroup-hosts.ts";
+import { cgroupMembers, cgroupsWanted, deadHostFolders, hostFolderName, markPersistent, ownCgroupDir, removeCgroup, SpareCgroups, taskFolders } from "./cgroup-hosts.ts";
 
 /**
  * A process limit per task (SPEC §20, config `max_processes`): every local task is born in a
@@ -31,6 +31,11 @@ export class PidsLimit {
     const found = ownFolder();
     if (!found) return null;
     sweepReleased();
+    const kept = spares.take(); // emptied by an earlier task; its pids.max is the same
+    if (kept) {
+      live.add(kept);
+      return new PidsLimit(kept);
+    }
     const path = join(found.root, `task-${++count}`);
     try {
       mkdirSync(path);
@@ -43,9 +48,9 @@ export class PidsLimit {
     return new PidsLimit(path);
   }
 
-  /** The folder goes once empty (now, or at a later spawn or exit). */
+  /** Once empty, kept for the next task (SpareCgroups) or removed (now, or at a later spawn or exit). */
   release(): void {
-    if (!removeCgroup(this.path)) released.add(this.path);
+    if (!spares.give(this.path)) released.add(this.path);
     live.delete(this.path);
   }
 
@@ -65,6 +70,7 @@ let count = 0;
 let swept = false;
 let found: { root: string } | null | undefined;
 const live = new Set<string>();
+const spares = new SpareCgroups();
 const released = new Set<string>();
 
 function ownFolder(): { root: string } | null {
@@ -116,12 +122,13 @@ function sweepReleased(): void {
   let n = 0;
   for (const path of released) {
     if (n++ >= 8) break;
-    if (removeCgroup(path)) released.delete(path);
+    if (spares.give(path)) released.delete(path);
   }
 }
 
 function removeOwn(): void {
   if (!found) return;
+  spares.removeAll();
   for (const path of [...live, ...released]) removeCgroup(path);
   removeCgroup(found.root);
 }

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cgroupMembers, cgroupsWanted, deadHostFolders, hostFolderName, markPersistent, ownCgroupDir, removeCgroup, taskFolders } from "./cgroup-hosts.ts";
+import { cgroupMembers, cgroupsWanted, deadHostFolders, hostFolderName, markPersistent, ownCgroupDir, removeCgroup, SpareCgroups, taskFolders } from "./cgroup-hosts.ts";
 import { watchdog } from "./watchdog.ts";
 
 /**
@@ -35,13 +35,12 @@ export class TaskCgroup {
     return ownRoot() !== null;
   }
 
-  /**
-   * A new empty task cgroup, for a process started outside and moved in (place) before it
-   * runs anything of a task's; null where cgroups cannot be used.
-   */
+  /** An empty task cgroup for a new task (the spawn helper clones the command into it); null where cgroups cannot be used. */
   static create(): TaskCgroup | null {
     const found = ownRoot();
     if (!found) return null;
+    const kept = spares.take();
+    if (kept) return new TaskCgroup(kept);
     const path = join(found.root, `task-${++taskCount}`);
     try {
       mkdirSync(path);
@@ -70,13 +69,14 @@ export class TaskCgroup {
     }
   }
 
-  /** Removes the cgroup once it is empty; true when gone. */
+  /** Once it is empty: kept for the next task (SpareCgroups) or removed; true when done. */
   release(): boolean {
-    return removeCgroup(this.path);
+    return spares.give(this.path);
   }
 }
 
 let taskCount = 0;
+const spares = new SpareCgroups();
 let swept = false;
 /** This server's folder of task cgroups and the cgroup it lives in itself. */
 let found: { root: string } | null | undefined;

@@ -1,8 +1,6 @@
 import { closeSync } from "node:fs";
-import { sandboxSignature } from "../sandbox/bwrap.ts";
-import { landlockRuleset } from "../sandbox/landlock/ruleset.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
-import { planFor, releaseContainment, undoGitPlantsAtExit, type Containment, type Started } from "./local-process.ts";
+import { madeInNow, planFor, releaseContainment, undoGitPlantsAtExit, type Containment, type Started } from "./local-process.ts";
 import { createPipe } from "./pipes.ts";
 import { signalGroup } from "./process-group.ts";
 import { sendRequest, startHelper } from "./spawn-helper/start.ts";
@@ -29,8 +27,8 @@ type Kind = SandboxRun | typeof UNSANDBOXED;
 interface Warm {
   kind: Kind;
   started: Started;
-  /** What its sandbox was built over (sandboxSignature): a claim compares it with now. */
-  signature: string;
+  /** What it was made in (its kept sandbox, or its Landlock ruleset): a claim compares it with now. */
+  madeIn: unknown;
   request: number;
   stdin: number;
   stdout: number;
@@ -71,7 +69,7 @@ export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
     schedule(kind);
     return null;
   }
-  if (!running(found.started.proc) || found.signature !== signature(kind, spec.cwd)) {
+  if (!running(found.started.proc) || found.madeIn !== madeInNow(kind === UNSANDBOXED ? null : kind, spec.cwd)) {
     discard(found);
     schedule(kind);
     return null;
@@ -127,7 +125,7 @@ async function fill(kind: Kind, ready: Warm[]): Promise<void> {
 
 async function start(kind: Kind): Promise<Warm> {
   const run = kind === UNSANDBOXED ? null : kind;
-  const { plan, containment } = await planFor(run, "/");
+  const { plan, containment, madeIn } = await planFor(run, "/");
   const opened: number[] = [];
   try {
     const [stdinR, stdinW] = createPipe();
@@ -137,7 +135,7 @@ async function start(kind: Kind): Promise<Warm> {
     const { proc, request } = startHelper(plan, { stdin: stdinR, stdout: outW, stderr: errW });
     watchdog().track(proc.pid);
     for (const fd of [stdinR, outW, errW]) closeQuietly(fd); // the child has its copies
-    return { kind, started: { proc, containment }, signature: signature(kind, "/"), request, stdin: stdinW, stdout: outR, stderr: errR };
+    return { kind, started: { proc, containment }, madeIn, request, stdin: stdinW, stdout: outR, stderr: errR };
   } catch (e) {
     for (const fd of opened) closeQuietly(fd);
     releaseContainment(containment);
@@ -154,12 +152,6 @@ function discard(w: Warm): void {
     watchdog().untrack(w.started.proc.pid);
     releaseContainment(w.started.containment as Containment);
   });
-}
-
-/** What a launcher's sandbox was built over: its kept sandbox's files (bwrap.ts sandboxSignature), or its Landlock ruleset. */
-function signature(kind: Kind, cwd: string): string {
-  if (kind === UNSANDBOXED) return "";
-  return kind.level === "namespaces" ? sandboxSignature(kind.policy, cwd) : landlockRuleset(kind.policy);
 }
 
 function running(proc: Bun.Subprocess): boolean {

@@ -93,11 +93,9 @@ function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string; direct
   for (const p of policy.denyRead) {
     // Hiding the directory the command starts in would leave it nowhere (e.g. `run --cwd <state dir>`).
     if (under(cwd, p)) continue;
-    try {
-      found.push({ path: p, directory: statSync(p).isDirectory() });
-    } catch {
-      // nothing there to hide (and nothing can create it outside the writable roots)
-    }
+    // (No exception for a path that is not there: most are not, and this runs for every command.)
+    const st = statSync(p, { throwIfNoEntry: false });
+    if (st) found.push({ path: p, directory: st.isDirectory() });
   }
   return found;
 }
@@ -141,10 +139,6 @@ export function sandboxSignature(policy: SandboxPolicy, cwd: string): string {
 }
 
 function identity(path: string): string {
-  try {
-    const st = lstatSync(path);
-    return `${st.dev}:${st.ino}:${st.birthtimeMs}:${st.isDirectory() ? "d" : "f"}`;
-  } catch {
-    return "gone";
-  }
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  return st ? `${st.dev}:${st.ino}:${st.birthtimeMs}:${st.isDirectory() ? "d" : "f"}` : "gone";
 }

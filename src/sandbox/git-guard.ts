@@ -43,20 +43,30 @@ export function gitProtection(roots: string[]): GitProtection {
   return found;
 }
 
+type Repository = { path: string; file: boolean; gitDirs: string[] };
+
 /**
  * Every `.git` at a root or in a folder right below one: a folder (with its own git dirs:
  * itself, its submodules' and its worktrees'), or a file (a worktree's or submodule's link).
+ * A command's start looks twice (what its sandbox covers, and the state to compare with at its
+ * end): within one turn of the event loop the walk is made once.
  */
-function* repositories(roots: string[]): Generator<{ path: string; file: boolean; gitDirs: string[] }> {
+function repositories(roots: string[]): Repository[] {
+  if (lastWalk?.roots === roots) return lastWalk.found;
+  const found: Repository[] = [];
   for (const root of roots) {
     for (const dir of [root, ...subfolders(root).map((name) => join(root, name))]) {
       const path = join(dir, ".git");
       const st = lstat(path);
-      if (st?.isFile()) yield { path, file: true, gitDirs: [] };
-      else if (st?.isDirectory()) yield { path, file: false, gitDirs: [path, ...children(join(path, "modules")), ...children(join(path, "worktrees"))] };
+      if (st?.isFile()) found.push({ path, file: true, gitDirs: [] });
+      else if (st?.isDirectory()) found.push({ path, file: false, gitDirs: [path, ...children(join(path, "modules")), ...children(join(path, "worktrees"))] });
     }
   }
+  if (!lastWalk) setImmediate(() => (lastWalk = null));
+  lastWalk = { roots, found };
+  return found;
 }
+let lastWalk: { roots: string[]; found: Repository[] } | null = null;
 
 function subfolders(root: string): string[] {
   try {
@@ -80,9 +90,9 @@ function children(dir: string): string[] {
 
 function lstat(path: string) {
   try {
-    return lstatSync(path);
+    return lstatSync(path, { throwIfNoEntry: false }) ?? null;
   } catch {
-    return null;
+    return null; // ENOTDIR and the like
   }
 }
 
