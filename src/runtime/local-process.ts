@@ -160,6 +160,10 @@ export abstract class LocalProcess {
     return this.cgroup !== null || this.ownPidNamespace;
   }
 
+  gone(): boolean {
+    return this.cgroup !== null && this.cgroup.members().length === 0;
+  }
+
   async groupAlive(): Promise<boolean> {
     // While the leader runs the group is alive: no need to scan /proc.
     if (!this.leaderExited) return true;

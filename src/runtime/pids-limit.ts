@@ -50,8 +50,8 @@ export class PidsLimit {
 
   /** Once empty, kept for the next task (SpareCgroups) or removed (now, or at a later spawn or exit). */
   release(): void {
+    if (!live.delete(this.path)) return; // once: the folder may hold the next task by now
     if (!spares.give(this.path)) released.add(this.path);
-    live.delete(this.path);
   }
 
   /** The limit every new task gets, and whether this host's tasks outlive it on purpose (a persistent registry). */

@@ -15,6 +15,9 @@ import { watchdog } from "./watchdog.ts";
  * no migration), so not even a command whose first act is `setsid -f` can fork outside it.
  */
 export class TaskCgroup {
+  /** Given back (release): the folder may hold the next task now, so this task's hold on it is gone. */
+  private released = false;
+
   constructor(readonly path: string) {}
 
   /**
@@ -52,10 +55,11 @@ export class TaskCgroup {
 
   /** Pids inside (none once everything is gone). */
   members(): number[] {
-    return cgroupMembers(this.path);
+    return this.released ? [] : cgroupMembers(this.path);
   }
 
   signal(signal: NodeJS.Signals): void {
+    if (this.released) return;
     if (signal === "SIGKILL") {
       try {
         writeFileSync(join(this.path, "cgroup.kill"), "1");
@@ -71,7 +75,9 @@ export class TaskCgroup {
 
   /** Once it is empty: kept for the next task (SpareCgroups) or removed; true when done. */
   release(): boolean {
-    return spares.give(this.path);
+    if (this.released) return true;
+    this.released = spares.give(this.path);
+    return this.released;
   }
 }
 

@@ -55,11 +55,11 @@ const scheduled = new Set<Kind>();
 let closed = false;
 
 /** How long after a claim or an exit the next launcher starts (the call that used one first sends its result). */
-const START_DELAY_MS = 3;
+const START_DELAY_MS = Number(process.env.AS_DELAY ?? 3);
 
 /** A launcher made ready for `spec` with `spec`'s command started in it, or null (start it the usual way). */
 export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
-  if (spec.tty) return null;
+  if (spec.tty || process.env.AS_POOL === "0") return null;
   const kind: Kind = spec.sandbox ?? UNSANDBOXED;
   const ready = warm.get(kind) ?? [];
   warm.delete(kind);
@@ -74,7 +74,8 @@ export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
     schedule(kind);
     return null;
   }
-  void found.started.proc.exited.then(() => schedule(kind));
+  if (process.env.AS_REFILL === "claim") schedule(kind);
+  else void found.started.proc.exited.then(() => schedule(kind));
   if (kind !== UNSANDBOXED) undoGitPlantsAtExit(found.started.proc, kind); // its state before the command runs
   sendRequest(found.request, spec);
   let stdin: number | null = found.stdin;

@@ -36,7 +36,8 @@ export const killShellTool = defineTool({
     if (!task.running) await task.kill(); // an ended task: cancels a scheduled or starting restart
     if (task.running) {
       await task.kill();
-      await task.ended;
+      // Its end is certain once killed (SPEC §18): no need to wait for its exit to travel here.
+      if (!task.endCertain) await task.ended;
       if (task.status === "killed") {
         ctx.registry.markFinalStatusRead([task]);
         return { task_id: task.id, task_type: "background", status: "killed", success: true };

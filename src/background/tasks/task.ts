@@ -90,6 +90,8 @@ export class Task {
   private handle: ProcessHandle | null = null;
   private resolveEnded!: () => void;
   private killRequested = false;
+  /** A kill made this run's end certain (killer.ts terminateGroup); `running` until its exit has arrived. */
+  endCertain = false;
   private killing: Promise<void> | null = null;
   private readonly killGraceMs: number;
   private endListeners: Array<(task: Task) => void> = [];
@@ -127,8 +129,9 @@ export class Task {
     this.currentLogDir = dir;
   }
 
+  /** `killed` as soon as a kill has made the end certain (its exit is recorded when it arrives). */
   get status(): TaskStatus {
-    return this.state;
+    return this.state === "running" && this.endCertain ? "killed" : this.state;
   }
 
   get exit(): ExitStatus | null {
@@ -250,6 +253,7 @@ export class Task {
     this.endTime = null;
     this.lossReason = undefined;
     this.killRequested = false;
+    this.endCertain = false;
     this.startedAt = new Date();
     this.restarts++;
     this.ended = new Promise((r) => (this.resolveEnded = r));
@@ -269,7 +273,12 @@ export class Task {
 
   private killGroup(): Promise<void> {
     if (!this.handle) return Promise.resolve();
-    this.killing ??= terminateGroup(this.handle, this.killGraceMs).finally(() => (this.killing = null));
+    const handle = this.handle;
+    this.killing ??= terminateGroup(handle, this.killGraceMs)
+      .then((certain) => {
+        if (certain && this.killRequested && this.handle === handle && this.running) this.endCertain = true;
+      })
+      .finally(() => (this.killing = null));
     return this.killing;
   }
 
