@@ -17,6 +17,11 @@ import { watchdog } from "./watchdog.ts";
 export class TaskCgroup {
   /** Given back (release): the folder may hold the next task now, so this task's hold on it is gone. */
   private released = false;
+  /**
+   * Killed through `cgroup.kill`: the kernel then also kills what is cloned into it later
+   * (measured on 6.18), so such a folder is removed, never kept for another task.
+   */
+  private killed = false;
 
   constructor(readonly path: string) {}
 
@@ -62,6 +67,7 @@ export class TaskCgroup {
     if (this.released) return;
     if (signal === "SIGKILL") {
       try {
+        this.killed = true;
         writeFileSync(join(this.path, "cgroup.kill"), "1");
         return;
       } catch {}
@@ -76,7 +82,7 @@ export class TaskCgroup {
   /** Once it is empty: kept for the next task (SpareCgroups) or removed; true when done. */
   release(): boolean {
     if (this.released) return true;
-    this.released = spares.give(this.path);
+    this.released = this.killed ? removeCgroup(this.path) : spares.give(this.path);
     return this.released;
   }
 }

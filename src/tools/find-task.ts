@@ -8,3 +8,12 @@ export function findTask(ctx: ToolContext, id: string): Task {
   if (task) return task;
   throw new CodedError("NOT_FOUND", `Task ${id} not found (it may have expired; task_list shows the known tasks)`, { task_id: id });
 }
+
+/**
+ * Tasks as they are once every kill that made its task's end certain has been recorded: a
+ * task killed a moment ago (kill_shell answers before its exit has travelled here) is read
+ * with its exit status and its last output, within a millisecond.
+ */
+export async function settled(tasks: Task[]): Promise<void> {
+  await Promise.all(tasks.filter((t) => t.endCertain && t.running).map((t) => t.ended));
+}

@@ -33,6 +33,7 @@ export const killShellTool = defineTool({
   result: resultSchema,
   async run(args, ctx) {
     const task = findTask(ctx, args.task_id);
+    if (task.endCertain) await task.ended; // killed a moment ago: its exit is on its way here
     if (!task.running) await task.kill(); // an ended task: cancels a scheduled or starting restart
     if (task.running) {
       await task.kill();

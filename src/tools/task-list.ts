@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { settled } from "./find-task.ts";
 import { listEntry } from "./present.ts";
 import { defineTool } from "./types.ts";
 import { resultShapes } from "./result-shapes.ts";
@@ -53,6 +54,7 @@ export const taskListTool = defineTool({
   result: resultSchema,
   async run(args, ctx) {
     const which = args.status;
+    await settled(ctx.registry.list());
     const shown = ctx.registry.list().filter((t) => (which === "all" || (which === "running") === t.running) && (args.host === undefined || t.info.host === args.host));
     const tasks = shown.map(listEntry);
     ctx.registry.markFinalStatusRead(shown);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { firstOf } from "../first-of.ts";
-import { findTask } from "./find-task.ts";
+import { findTask, settled } from "./find-task.ts";
 import { outputView, taskOutputs } from "./present.ts";
 import { outputParameters, userRegex } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
@@ -66,6 +66,7 @@ export const taskOutputTool = defineTool({
   async run(args, ctx) {
     const filter = args.filter !== undefined ? userRegex("task_output", "filter", args.filter) : undefined;
     const tasks = (args.task_ids ?? [args.task_id!]).map((id) => findTask(ctx, id));
+    await settled(tasks);
     if (args.wait) {
       const ended = tasks.map((t) => t.ended);
       const until = args.task_ids ? (args.until ?? "all") : "all";

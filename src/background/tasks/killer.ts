@@ -25,13 +25,14 @@ async function waitGroupGone(handle: ProcessHandle, ms: number): Promise<boolean
  * empty): most processes die of SIGTERM within ~0.2 ms, long before their exit has travelled
  * to this process, so a few checks between turns of the event loop usually settle it.
  */
-async function goneAtOnce(handle: ProcessHandle): Promise<boolean> {
+async function goneAtOnce(handle: ProcessHandle, ms = 0): Promise<boolean> {
   if (!handle.gone) return false;
-  for (let check = 0; check < 20; check++) {
+  const deadline = performance.now() + ms;
+  for (let check = 0; ; check++) {
     if (handle.gone()) return true;
-    await new Promise((resolve) => setImmediate(resolve));
+    if (check >= 20 && performance.now() >= deadline) return false;
+    await (check < 20 ? new Promise((resolve) => setImmediate(resolve)) : Bun.sleep(1));
   }
-  return false;
 }
 
 /**
@@ -46,6 +47,7 @@ export async function terminateGroup(handle: ProcessHandle, graceMs: number): Pr
   if (await goneAtOnce(handle)) return true;
   if (await waitGroupGone(handle, graceMs)) return true;
   handle.signal("SIGKILL");
-  if (handle.killIsCertain) return true;
+  // Through a cgroup nothing escapes it, and it says when all is gone, before the exits travel here.
+  if (handle.killIsCertain && (await goneAtOnce(handle, 5000))) return true;
   return await waitGroupGone(handle, 5000);
 }
