@@ -110,7 +110,7 @@ describe("cgroups do not pile up", () => {
     const dead = join(home, `agent-shell-${gone.pid}`);
     const living = join(home, `agent-shell-${process.pid}`);
     mkdirSync(join(dead, "task-1"), { recursive: true });
-    mkdirSync(living);
+    mkdirSync(living, { recursive: true }); // (a folder of this pid may be left from an earlier run: pids wrap)
     const t = await startServer({ args: ["--sandbox", "off"] });
     try {
       await t.call("bash", { command: "true" }); // the first task makes the server's own folder
