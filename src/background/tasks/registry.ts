@@ -138,9 +138,13 @@ export class Registry {
     return this.tasks.get(id);
   }
 
-  /** Tasks ordered by id number. */
+  /** Tasks ordered by id number (the order they were added in, unless recovery added some late). */
   list(): Task[] {
-    return [...this.tasks.values()].sort((a, b) => taskIdNumber(a.id!) - taskIdNumber(b.id!));
+    const tasks = [...this.tasks.values()];
+    const numbers = tasks.map((t) => taskIdNumber(t.id!));
+    if (numbers.every((n, i) => i === 0 || numbers[i - 1]! < n)) return tasks;
+    const order = tasks.map((_, i) => i).sort((a, b) => numbers[a]! - numbers[b]!);
+    return order.map((i) => tasks[i]!);
   }
 
   /** A task by id, or by name: a name means the newest task of that name. */
