@@ -126,6 +126,13 @@ export class Spool {
   /** Bytes [start, end) from the file, or null when the file does not hold them. */
   read(start: number, end: number): Uint8Array | null {
     if (!this.started || end > this.written) return null;
+    const out = new Uint8Array(end - start);
+    return this.readInto(start, out) === out.byteLength ? out : null;
+  }
+
+  /** Bytes from `start` filling `into`, or null when the file does not hold them all. */
+  readInto(start: number, into: Uint8Array): number | null {
+    if (!this.started || start + into.byteLength > this.written) return null;
     let fd: number;
     try {
       fd = openSync(this.path, "r");
@@ -133,14 +140,13 @@ export class Spool {
       return null;
     }
     try {
-      const out = new Uint8Array(end - start);
       let got = 0;
-      while (got < out.byteLength) {
-        const n = readSync(fd, out, got, out.byteLength - got, start + got);
+      while (got < into.byteLength) {
+        const n = readSync(fd, into, got, into.byteLength - got, start + got);
         if (n === 0) break;
         got += n;
       }
-      return got === out.byteLength ? out : null;
+      return got === into.byteLength ? got : null;
     } finally {
       closeSync(fd);
     }

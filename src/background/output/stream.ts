@@ -76,6 +76,17 @@ export class OutputStream {
     return this.buffer.read(start, end) ?? this.spool?.read(start, end) ?? null;
   }
 
+  /** Like read(), into `into` (see ByteSource.readInto): what memory no longer holds comes from the spool without a copy in between. */
+  readInto(start: number, into: Uint8Array): number | null {
+    const end = Math.min(this.total, start + into.byteLength);
+    const spooled = this.spool?.readInto(start, into.subarray(0, Math.max(0, end - start)));
+    if (spooled !== undefined && spooled !== null) return spooled;
+    const bytes = this.buffer.read(start, end);
+    if (!bytes) return null;
+    into.set(bytes);
+    return bytes.byteLength;
+  }
+
   /** Path of the spool file once it exists (a background task's from launch, empty or not). */
   get path(): string | undefined {
     return this.spool?.exists ? this.spool.path : undefined;

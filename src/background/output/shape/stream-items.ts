@@ -1,6 +1,6 @@
 import { decode } from "../decode.ts";
 import { lineKind } from "./line-kind.ts";
-import { type ByteSource, CHUNK, type GapItem, type Item, type LineItem, LONG_LINE, lineItem, newlines, splitLines } from "./items.ts";
+import { type ByteSource, CHUNK, type GapItem, type Item, type LineItem, LONG_LINE, lineItem, newlines, readChunk, splitLines } from "./items.ts";
 
 /** Bytes read line by line at each end of a long stream; the middle is only scanned for errors. */
 export const MIN_WINDOW = 256 * 1024;
@@ -74,7 +74,7 @@ function scanMiddle(source: ByteSource, start: number, end: number): Item[] {
   let found = 0;
   let pos = start;
   while (pos < end) {
-    const chunk = source.read(pos, Math.min(end, pos + CHUNK));
+    const chunk = readChunk(source, pos, Math.min(end, pos + CHUNK));
     if (!chunk) {
       addGap(pos, end, null);
       break;
@@ -88,7 +88,8 @@ function scanMiddle(source: ByteSource, start: number, end: number): Item[] {
       for (const [a, b] of errorLineRanges(bytes, MAX_MIDDLE_ERRORS - found)) {
         found++;
         addGap(pos + cursor, pos + a, newlines(bytes, cursor, a));
-        const { items: lines } = splitLines(bytes.subarray(a, b), pos + a, true);
+        // A copy: the chunk's buffer is reused, and a long line's item keeps its bytes.
+        const { items: lines } = splitLines(bytes.slice(a, b), pos + a, true);
         items.push(...lines);
         gap = null;
         cursor = b;
