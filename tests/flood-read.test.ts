@@ -4,11 +4,12 @@
  * what reading fresh buffers returned.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { shapeOutput, type ByteSource } from "../src/background/output/index.ts";
 import { OutputStream } from "../src/background/output/stream.ts";
+import { allZero } from "../src/background/output/zeros.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "as-flood-read-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -72,5 +73,39 @@ describe("reading a flood through one reused buffer", () => {
     const [fresh] = shapeOutput([{ source: withoutReadInto(zeros), start: 0, end: zeros.total }], { budget: 1000, raw: true });
     expect(plain).toEqual(fresh!);
     expect(plain!.truncated).toBe(true);
+  });
+});
+
+describe("runs of zeros", () => {
+  test("allZero: only NUL bytes, whatever the length", () => {
+    expect(allZero(new Uint8Array(200_000))).toBe(true);
+    const one = new Uint8Array(200_000);
+    one[150_000] = 1;
+    expect(allZero(one)).toBe(false);
+    expect(allZero(new Uint8Array(0))).toBe(false);
+    expect(allZero(new TextEncoder().encode("0000"))).toBe(false);
+  });
+
+  test("the spool leaves zeros as holes: the log file reads back every byte, in order, and takes little disk", () => {
+    const text = new TextEncoder().encode("before the zeros\n");
+    const bytes = new Uint8Array(text.byteLength + 8_000_000 + text.byteLength);
+    bytes.set(text, 0);
+    bytes.set(text, bytes.byteLength - text.byteLength);
+    const stream = streamOf(bytes, "holes");
+    const file = readFileSync(stream.spool!.path);
+    expect(file.byteLength).toBe(bytes.byteLength);
+    expect(file.equals(Buffer.from(bytes))).toBe(true);
+    expect(statSync(stream.spool!.path).blocks * 512).toBeLessThan(1_000_000);
+    expect(stream.read(1000, 2000)).toEqual(new Uint8Array(1000));
+  });
+
+  test("an error line between two floods of zeros is still found and shown", () => {
+    const error = new TextEncoder().encode("\nerror: the disk image is corrupt\n");
+    const bytes = new Uint8Array(6_000_000 + error.byteLength);
+    bytes.set(error, 3_000_000);
+    const stream = streamOf(bytes, "zeros-error");
+    const [shaped] = shapeOutput([{ source: stream, start: 0, end: stream.total }], { budget: 1000 });
+    expect(shaped!.text).toContain("error: the disk image is corrupt");
+    expect(shaped!.truncated).toBe(true);
   });
 });

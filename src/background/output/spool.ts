@@ -1,6 +1,7 @@
-import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { makePrivateDir, openPrivateAppend } from "../state/private-files.ts";
 import { dirname } from "node:path";
+import { allZero } from "./zeros.ts";
 
 /**
  * Append-only log file holding a stream's complete output. It never stops or blocks the
@@ -101,8 +102,13 @@ export class Spool {
       data = data.subarray(0, this.maxBytes - this.written);
     }
     try {
-      let off = 0;
-      while (off < data.byteLength) off += writeSync(this.fd, data, off, data.byteLength - off);
+      // A run of zeros becomes a hole: the file grows without a byte written (it reads back
+      // as the same zeros), and a flood of them costs no page of the page cache.
+      if (allZero(data)) ftruncateSync(this.fd, this.written + data.byteLength);
+      else {
+        let off = 0;
+        while (off < data.byteLength) off += writeSync(this.fd, data, off, data.byteLength - off);
+      }
       this.written += data.byteLength;
     } catch (e) {
       const err = e as NodeJS.ErrnoException;

@@ -1,4 +1,5 @@
 import { decode } from "../decode.ts";
+import { allZero } from "../zeros.ts";
 import { lineKind } from "./line-kind.ts";
 import { type ByteSource, CHUNK, type GapItem, type Item, type LineItem, LONG_LINE, lineItem, newlines, readChunk, splitLines } from "./items.ts";
 
@@ -78,6 +79,12 @@ function scanMiddle(source: ByteSource, start: number, end: number): Item[] {
     if (!chunk) {
       addGap(pos, end, null);
       break;
+    }
+    if (allZero(chunk)) {
+      // NUL bytes only: no newline, no error (the stream's last line if it ends here).
+      addGap(pos, pos + chunk.byteLength, pos + chunk.byteLength === end ? 1 : 0);
+      pos += chunk.byteLength;
+      continue;
     }
     // Whole lines only, unless a single line fills the chunk.
     const last = chunk.lastIndexOf(10);
