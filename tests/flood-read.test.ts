@@ -109,3 +109,23 @@ describe("runs of zeros", () => {
     expect(shaped!.truncated).toBe(true);
   });
 });
+
+describe("counting lines", () => {
+  test("newlines counts every \\n in any range, at any alignment, with bytes that look alike around", async () => {
+    const { newlines } = await import("../src/background/output/shape/items.ts");
+    const reference = (b: Uint8Array, from: number, to: number) => b.subarray(from, to).reduce((n, x) => n + (x === 10 ? 1 : 0), 0);
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    for (let trial = 0; trial < 5000; trial++) {
+      const buffer = new Uint8Array(300);
+      for (let i = 0; i < buffer.length; i++) {
+        const r = random();
+        buffer[i] = r < 0.2 ? 10 : r < 0.3 ? 0 : r < 0.35 ? 0x8a : r < 0.4 ? 0x0b : Math.floor(random() * 256);
+      }
+      const bytes = buffer.subarray(Math.floor(random() * 8));
+      const from = Math.floor(random() * bytes.length);
+      const to = from + Math.floor(random() * (bytes.length - from + 1));
+      expect(newlines(bytes, from, to)).toBe(reference(bytes, from, to));
+    }
+  });
+});
