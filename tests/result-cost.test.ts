@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { capResultSize, MAX_RESULT_BYTES, resultJson } from "../src/host/result-size.ts";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
 
@@ -75,4 +77,30 @@ describe("task_list entries stay the same from call to call", () => {
       await s.call("kill_shell", { task_id: bg.task_id });
     }
   });
+});
+
+test("task_list is ordered by id number also after a persistent registry recovers its tasks (bg-2 before bg-10)", async () => {
+  const stateDir = realpathSync(mkdtempSync(join(tmpdir(), "as-order-")));
+  try {
+    const a = await startServer({ stateDir, args: ["--persist"] });
+    try {
+      for (let i = 0; i < 12; i++) {
+        const t = await a.call("bash", { command: "true", run_in_background: true });
+        await a.call("task_output", { task_id: t.task_id, wait: true, timeout: 10 });
+      }
+    } finally {
+      await a.close();
+    }
+    const b = await startServer({ stateDir, args: ["--persist"] });
+    try {
+      const added = await b.call("bash", { command: "true", run_in_background: true });
+      const ids = (await b.call("task_list", {})).tasks.map((t: { task_id: string }) => t.task_id);
+      expect(ids).toEqual([...Array.from({ length: 12 }, (_, i) => `bg-${i + 1}`), added.task_id]);
+      expect(added.task_id).toBe("bg-13");
+    } finally {
+      await b.close();
+    }
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
+  }
 });
