@@ -9,9 +9,10 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
  * any reply is written, and all replies leave at the end. Paced, the first request is
  * handled and answered alone, then 2, 4, 8… per turn: the first reply leaves after one
  * request's work, and a burst of n takes about log2(n) turns more than before. (One
- * request per turn was measured to cost ~40% more server CPU for a burst of starts: the
- * work the server does between turns, such as starting spare launchers, then runs once
- * per request.) A message that finds nothing queued is handed on at once; order is kept.
+ * request per turn was measured to cost a third to two thirds more server CPU for a burst
+ * of 100 starts, and the last reply came as much later: the work the server does between
+ * turns, such as starting spare launchers, then ran once per request.) A message that
+ * finds nothing queued is handed on at once; order is kept.
  */
 export class PacedDispatch {
   private readonly queue: JSONRPCMessage[] = [];

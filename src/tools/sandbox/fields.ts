@@ -21,7 +21,7 @@ export function sandboxFields(task: Task): Record<string, unknown> {
   const fields: Record<string, unknown> = { sandbox: sb.mode };
   if (sb.level) fields.sandbox_level = sb.level;
   const gaps = levelGaps(sb.level);
-  if (gaps.length) fields.sandbox_notes = gaps;
+  if (gaps.length) fields.sandbox_notes = [...gaps]; // results are the caller's (a library user may change them)
   const failed = task.exit !== null && (task.exit.code !== 0 || task.exit.signal !== null);
   if (failed && sb.writableRoots) {
     const denied = deniedOf(task, sb.writableRoots, sb.network !== false);
@@ -41,7 +41,7 @@ function deniedOf(task: Task, writableRoots: string[], network: boolean): Return
   const stdout = task.terminal?.text ?? task.stdout;
   // (A tty task's rendered text can change without growing: it is scanned each time.)
   const known = task.terminal ? undefined : scans.get(task);
-  if (known && known.stdout === stdout.total && known.stderr === task.stderr.total) return known.denied;
+  if (known && known.stdout === stdout.total && known.stderr === task.stderr.total) return known.denied && { ...known.denied, paths: [...known.denied.paths] };
   const denied = detectSandboxDenied({
     output: `${tailText(stdout)}\n${tailText(task.stderr)}`,
     cwd: task.info.cwd,
