@@ -99,6 +99,46 @@ describe("runs of zeros", () => {
     expect(stream.read(1000, 2000)).toEqual(new Uint8Array(1000));
   });
 
+  test("an open spool's file holds a run of zeros once more output follows, or once it is read", () => {
+    const stream = new OutputStream("stdout", 64 * 1024, { path: join(dir, "open-holes.log"), maxBytes: 1e12, startAfter: 0 });
+    stream.spool!.open();
+    try {
+      stream.append(new Uint8Array(300_000));
+      stream.append(new TextEncoder().encode("after\n"));
+      expect(statSync(stream.spool!.path).size).toBe(300_006);
+      stream.append(new Uint8Array(200_000));
+      const into = new Uint8Array(1000);
+      expect(stream.readInto(stream.total - 1000, into)).toBe(1000);
+      expect(into).toEqual(new Uint8Array(1000));
+      expect(statSync(stream.spool!.path).size).toBe(500_006);
+      expect(readFileSync(stream.spool!.path).subarray(300_000, 300_006).toString()).toBe("after\n");
+    } finally {
+      stream.spool!.close();
+    }
+  });
+
+  test("zeros known from their arrival are skipped unread, with the same result", () => {
+    const text = new TextEncoder().encode("start\nerror: in the middle\n");
+    const bytes = new Uint8Array(30_000_000);
+    bytes.set(text, 15_000_000 - 4096);
+    const stream = streamOf(bytes, "known-zeros");
+    let read = 0;
+    const counting: ByteSource = {
+      total: stream.total,
+      read: (a, b) => ((read += b - a), stream.read(a, b)),
+      readInto: (a, into) => ((read += into.byteLength), stream.readInto(a, into)),
+      zeroRunEnd: (pos) => stream.zeroRunEnd(pos),
+    };
+    for (const raw of [false, true]) {
+      read = 0;
+      const skipping = shapeOutput([{ source: counting, start: 0, end: stream.total }], { budget: 1000, raw });
+      expect(read).toBeLessThan(bytes.byteLength / 10); // the two ends and the chunks around the text
+      const reading = shapeOutput([{ source: withoutReadInto(stream), start: 0, end: stream.total }], { budget: 1000, raw });
+      expect(skipping).toEqual(reading);
+    }
+    expect(shapeOutput([{ source: counting, start: 0, end: stream.total }], { budget: 1000 })[0]!.text).toContain("error: in the middle");
+  });
+
   test("an error line between two floods of zeros is still found and shown", () => {
     const error = new TextEncoder().encode("\nerror: the disk image is corrupt\n");
     const bytes = new Uint8Array(6_000_000 + error.byteLength);
@@ -127,5 +167,35 @@ describe("counting lines", () => {
       const to = from + Math.floor(random() * (bytes.length - from + 1));
       expect(newlines(bytes, from, to)).toBe(reference(bytes, from, to));
     }
+  });
+});
+
+describe("the write-order index", () => {
+  test("chunks of one stream in quick succession share a record; a switch of stream keeps the order as written", async () => {
+    const { recordWriteOrder, RECORD_BYTES, WRITE_ORDER_FILE } = await import("../src/background/output/write-order.ts");
+    const { MergedLog } = await import("../src/cli/merged-log.ts");
+    const taskDir = mkdtempSync(join(dir, "task-"));
+    const make = (name: "stdout" | "stderr") => {
+      const s = new OutputStream(name, 1 << 20, { path: join(taskDir, `${name}.log`), maxBytes: 1e12, startAfter: 0 });
+      s.spool!.open();
+      return s;
+    };
+    const out = make("stdout");
+    const err = make("stderr");
+    const order = recordWriteOrder(join(taskDir, WRITE_ORDER_FILE), out, err);
+    const enc = new TextEncoder();
+    for (let i = 0; i < 1000; i++) out.append(enc.encode(`flood ${i}\n`));
+    err.append(enc.encode("err 1\n"));
+    out.append(enc.encode("out 2\n"));
+    err.append(enc.encode("err 2\n"));
+    order.close();
+    out.spool!.close();
+    err.spool!.close();
+    const records = statSync(join(taskDir, WRITE_ORDER_FILE)).size / RECORD_BYTES;
+    expect(records).toBeLessThan(20);
+    const merged = MergedLog.open(out.spool!.path)!;
+    const lines = [...merged.read(), ...merged.flush()].map((l) => `${l.stream}:${l.text}`);
+    expect(lines.slice(-3)).toEqual(["stderr:err 1\n", "stdout:out 2\n", "stderr:err 2\n"]);
+    expect(lines.length).toBe(1003);
   });
 });

@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { OutputBuffer } from "./buffer.ts";
 import { Spool } from "./spool.ts";
+import { allZero, ZeroRuns } from "./zeros.ts";
 
 export type StreamName = "stdout" | "stderr";
 
@@ -14,6 +15,8 @@ export class OutputStream {
   /** Read cursor: output before it has been returned by a cursor-moving read. */
   cursor = 0;
   private listeners = new Set<(chunk: Uint8Array) => void>();
+  /** Chunks that arrived as zeros only. */
+  private readonly zeros = new ZeroRuns();
 
   constructor(
     readonly name: StreamName,
@@ -56,8 +59,15 @@ export class OutputStream {
   append(chunk: Uint8Array): void {
     const before = this.buffer.total;
     this.buffer.append(chunk);
-    this.spool?.append(chunk, this.buffer.total, () => this.buffer.read(0, before));
+    const zero = allZero(chunk);
+    if (zero) this.zeros.add(before, this.buffer.total);
+    this.spool?.append(chunk, this.buffer.total, () => this.buffer.read(0, before), zero);
     for (const l of this.listeners) l(chunk);
+  }
+
+  /** Where the run of zeros holding `pos` ends (`pos` if none is known): see ByteSource.zeroRunEnd. */
+  zeroRunEnd(pos: number): number {
+    return this.zeros.endAt(pos);
   }
 
   /** Makes the log file hold the whole stream, also when it was short enough to live in memory only. */

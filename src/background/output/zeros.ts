@@ -16,3 +16,38 @@ export function allZero(bytes: Uint8Array): boolean {
   }
   return true;
 }
+
+/** Most runs a stream remembers (binary output alternating zero and other chunks): past it, passes just read. */
+const MAX_RUNS = 1024;
+
+/**
+ * The byte ranges of a stream known to hold zeros only (whole chunks as they arrived,
+ * adjacent ones merged): a pass over the stream skips them without reading them.
+ */
+export class ZeroRuns {
+  private starts: number[] = [];
+  private ends: number[] = [];
+
+  /** Bytes [start, end) arrived as an all-zero chunk. */
+  add(start: number, end: number): void {
+    const last = this.ends.length - 1;
+    if (last >= 0 && this.ends[last] === start) this.ends[last] = end;
+    else if (this.starts.length < MAX_RUNS) {
+      this.starts.push(start);
+      this.ends.push(end);
+    }
+  }
+
+  /** Where the zero run holding `pos` ends, or `pos` when no known run holds it. */
+  endAt(pos: number): number {
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.starts[mid]! > pos) hi = mid - 1;
+      else if (this.ends[mid]! <= pos) lo = mid + 1;
+      else return this.ends[mid]!;
+    }
+    return pos;
+  }
+}

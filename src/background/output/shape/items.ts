@@ -11,6 +11,8 @@ export interface ByteSource {
    * or null when they cannot be read. Optional; passes over a whole flood use it.
    */
   readInto?(start: number, into: Uint8Array): number | null;
+  /** Where a run of bytes known to be zeros that holds `pos` ends (`pos` if none): passes skip it unread. Optional. */
+  zeroRunEnd?(pos: number): number;
 }
 
 /** One line of output: its raw byte range in the stream and its rendered text. */
@@ -103,10 +105,16 @@ export function splitLines(bytes: Uint8Array, at: number, partialEnd: boolean): 
 /** Newlines in bytes [start, end) of a source, read in chunks; null if unreadable. */
 export function countLines(source: ByteSource, start: number, end: number): number | null {
   let n = 0;
-  for (let pos = start; pos < end; pos += CHUNK) {
+  for (let pos = start; pos < end; ) {
+    const zeros = source.zeroRunEnd?.(pos) ?? pos;
+    if (zeros > pos) {
+      pos = Math.min(end, zeros); // no newline in there
+      continue;
+    }
     const chunk = readChunk(source, pos, Math.min(end, pos + CHUNK));
     if (!chunk) return null;
     n += newlines(chunk, 0, chunk.byteLength);
+    pos += chunk.byteLength;
   }
   return n;
 }

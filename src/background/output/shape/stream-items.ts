@@ -75,13 +75,19 @@ function scanMiddle(source: ByteSource, start: number, end: number): Item[] {
   let found = 0;
   let pos = start;
   while (pos < end) {
+    // NUL bytes only (known, or found in the chunk): no newline, no error; the stream's last line if it ends there.
+    const known = Math.min(end, source.zeroRunEnd?.(pos) ?? pos);
+    if (known > pos) {
+      addGap(pos, known, known === end ? 1 : 0);
+      pos = known;
+      continue;
+    }
     const chunk = readChunk(source, pos, Math.min(end, pos + CHUNK));
     if (!chunk) {
       addGap(pos, end, null);
       break;
     }
     if (allZero(chunk)) {
-      // NUL bytes only: no newline, no error (the stream's last line if it ends here).
       addGap(pos, pos + chunk.byteLength, pos + chunk.byteLength === end ? 1 : 0);
       pos += chunk.byteLength;
       continue;
