@@ -199,3 +199,29 @@ describe("the write-order index", () => {
     expect(lines.length).toBe(1003);
   });
 });
+
+describe("the error search of a flood's middle", () => {
+  test("every word the candidate expression matches contains one of the anchors that let a chunk be skipped", async () => {
+    const { CANDIDATE, CANDIDATE_ANCHORS } = await import("../src/background/output/shape/stream-items.ts");
+    // Expand each alternative's [Xx] classes into the words it matches.
+    const words = CANDIDATE.source.split("|").flatMap((alt: string) => {
+      let out = [""];
+      for (const part of alt.match(/\[[^\]]+\]|[^[]/g)!) {
+        const options = part.startsWith("[") ? part.slice(1, -1).split("") : [part];
+        out = out.flatMap((w) => options.map((o) => w + o));
+      }
+      return out;
+    });
+    expect(words.length).toBeGreaterThan(15);
+    for (const word of words) expect(CANDIDATE_ANCHORS.some((a: string) => word.includes(a))).toBe(true);
+  });
+
+  test("a flood of plain lines with one error line in its middle: the error line is shown", () => {
+    const enc = new TextEncoder();
+    const plain = "agent-shell benchmark: a line of ordinary text output\n".repeat(100_000);
+    const bytes = enc.encode(plain + "fatal: the index file is corrupt\n" + plain);
+    const stream = streamOf(bytes, "plain-error");
+    const [shaped] = shapeOutput([{ source: stream, start: 0, end: stream.total }], { budget: 2000 });
+    expect(shaped!.text).toContain("fatal: the index file is corrupt");
+  });
+});
