@@ -126,6 +126,9 @@ class McpPeer {
     this.client = new Client({ name: "agent-shell-bench", version: "0" });
     if (onNotice) this.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => onNotice(n.params.data));
     await this.client.connect(this.transport);
+    // As stock clients do: listing the tools makes the SDK client check every structured
+    // result against its tool's output schema (task_list's 100 entries included).
+    await this.client.listTools();
   }
   async call(name: string, args: Record<string, unknown>, timeout = 600_000): Promise<any> {
     return this.client.callTool({ name, arguments: args }, undefined, { timeout, maxTotalTimeout: timeout });
@@ -331,6 +334,7 @@ interface Row {
   mb: string;
   bgOverhead: string;
   tasks100: string;
+  seqKill: string;
   flood: string;
   notes: string[];
 }
@@ -344,7 +348,7 @@ async function timeIt<T>(f: () => Promise<T>): Promise<[number, T]> {
 async function runPeer(make: () => Peer): Promise<Row> {
   const notes: string[] = [];
   const probe = make();
-  const row: Row = { peer: `${probe.name} ${probe.version}`, coldStart: "", fgP50: "", fgP99: "", mb: "", bgOverhead: "", tasks100: "", flood: "", notes };
+  const row: Row = { peer: `${probe.name} ${probe.version}`, coldStart: "", fgP50: "", fgP99: "", mb: "", bgOverhead: "", tasks100: "", seqKill: "", flood: "", notes };
   for (const [k, v] of Object.entries(probe.lacks)) notes.push(`${k}: ${v}`);
   console.error(`== ${probe.name}`);
 
@@ -408,6 +412,19 @@ async function runPeer(make: () => Peer): Promise<Row> {
   const survivors = await survivorsAfter(marker, 3000);
   row.tasks100 = `start ${ms(tStart)} ms, list ${ms(tList)} ms (${listed} listed), kill ${ms(tKill)} ms, **${survivors} survivors**`;
   console.error(`   100 tasks ${row.tasks100}`);
+
+  // 100 more, killed as an agent kills them: one call after another, each awaited.
+  const seqMarker = `${3000 + Math.floor(Math.random() * 1000)}.${Math.floor(Math.random() * 1e6)}`;
+  const seqIds = await Promise.all(Array.from({ length: N_TASKS }, () => peer.bgStart(`sleep ${seqMarker} & sleep ${seqMarker}; wait`)));
+  const seqBy = Date.now() + 10_000;
+  while (livePids(`sleep ${seqMarker}`, true).length < 2 * N_TASKS && Date.now() < seqBy) await Bun.sleep(10);
+  await Bun.sleep(300);
+  const [tSeqKill] = await timeIt(async () => {
+    for (const id of seqIds) await peer.kill(id);
+  });
+  const seqSurvivors = await survivorsAfter(seqMarker, 3000);
+  row.seqKill = `${ms(tSeqKill)} ms, **${seqSurvivors} survivors**`;
+  console.error(`   kill 100 one after another ${row.seqKill}`);
   await peer.close();
 
   // 200 MB flood in a fresh server: time and the server's peak RSS
@@ -485,15 +502,16 @@ const out = [
   `- Command: \`bun run build.ts && bun run bench/peers.ts\`${QUICK ? " (BENCH_QUICK=1)" : ""}`,
   `- Repetitions: fg latency ${N_LATENCY} (after 10 warm-up), 1 MB ${N_MB}, background overhead ${N_BG_OVERHEAD}, cold start ${N_COLD}; medians unless marked`,
   "",
-  "| peer | cold start → initialize | fg `true` p50 | fg `true` p99 | 1 MB fg output | bg start → completion noticed (overhead) | 100 bg tasks: start / list / kill / survivors | 200 MB flood: time, peak RSS |",
-  "|---|---|---|---|---|---|---|---|",
-  ...rows.map((r) => `| ${r.peer} | ${r.coldStart} | ${r.fgP50} | ${r.fgP99} | ${r.mb} | ${r.bgOverhead} | ${r.tasks100} | ${r.flood} |`),
+  "| peer | cold start → initialize | fg `true` p50 | fg `true` p99 | 1 MB fg output | bg start → completion noticed (overhead) | 100 bg tasks: start / list / kill / survivors | kill 100 one after another, each awaited | 200 MB flood: time, peak RSS |",
+  "|---|---|---|---|---|---|---|---|---|",
+  ...rows.map((r) => `| ${r.peer} | ${r.coldStart} | ${r.fgP50} | ${r.fgP99} | ${r.mb} | ${r.bgOverhead} | ${r.tasks100} | ${r.seqKill} | ${r.flood} |`),
   "",
   "Notes:",
   ...rows.flatMap((r) => r.notes.map((n) => `- ${r.peer.split(" ")[0]}: ${n}`)),
   "- agent-shell returns at most 8,000 bytes of stdout and stderr together in a foreground result (shaped: errors, tail and head kept, every omission a marker naming its byte range) and spools the full output to `stdout_path`; the 1 MB and flood columns count the spooled bytes.",
   "- agent-shell runs every command in an OS sandbox by default (Containment in the README); `--sandbox off` runs them as the other peers do, with the rest unchanged (task cgroups, spooling, watchdog).",
-  "- 100 bg tasks: each task is `sleep X & sleep X; wait` (a grandchild, like a dev server's workers); survivors are processes still alive 3 s after the kills returned (then killed by the bench).",
+  "- 100 bg tasks: each task is `sleep X & sleep X; wait` (a grandchild, like a dev server's workers); survivors are processes still alive 3 s after the kills returned (then killed by the bench). The kill column kills all 100 at once; the next one starts 100 more and kills them one call after another, each awaited, as an agent does.",
+  "- Every MCP peer is driven by the official SDK client after `tools/list`, so each structured result is checked against its tool's output schema (as stock clients do); the list figure is one such `task_list` (or the peer's list tool) with 100 running, median of 7.",
   "",
 ];
 console.log(out.join("\n"));

@@ -279,13 +279,20 @@ async function benchBackgroundOverhead(s: McpSession) {
  * in a rotating order, medians. Driven by the line client: on two cores, the SDK client's own
  * work for 100 answers at once (it checks each against the tool's output schema) competes
  * with the server and was measured to double the burst's time.
+ *
+ * Of each burst of starts, the first reply's time from its request and the last reply's
+ * (all requests are written at once; a server that handles every request before answering
+ * any sends the first reply at the end). And a second set of 100 is killed the way an agent
+ * does it: one kill_shell after another, each awaited (the floors: one SIGKILL after
+ * another, each exit awaited).
  */
 const HUNDRED_ROUNDS = 3;
 
 async function benchHundred(line: LineClient) {
   const marker = () => `${3000 + Math.floor(Math.random() * 1000)}.${Math.floor(Math.random() * 1e6)}`;
-  /** Starts and kills 100 groups spawned directly: the floors. */
-  const direct = async (argvFor: (m: string) => { argv: string[]; env?: Record<string, string> }) => {
+  const command = (m: string) => `sleep ${m} & sleep ${m}; wait`;
+  /** Starts and kills 100 groups spawned directly: the floors (kill: all at once, or one after another). */
+  const direct = async (argvFor: (m: string) => { argv: string[]; env?: Record<string, string> }, sequential = false) => {
     const m = marker();
     const { argv, env } = argvFor(m);
     let procs: Bun.Subprocess[] = [];
@@ -293,56 +300,117 @@ async function benchHundred(line: LineClient) {
       procs = Array.from({ length: N_TASKS }, () => Bun.spawn(argv, { env, stdout: "pipe", stderr: "pipe", detached: true }));
     });
     await allRunning(m);
-    const kill = await timed(() =>
-      Promise.all(
-        procs.map((p) => {
-          process.kill(-p.pid, "SIGKILL");
-          return p.exited;
-        }),
-      ),
-    );
+    const killOne = (p: Bun.Subprocess) => {
+      process.kill(-p.pid, "SIGKILL");
+      return p.exited;
+    };
+    const kill = await timed(async () => {
+      if (sequential) for (const p of procs) await killOne(p);
+      else await Promise.all(procs.map(killOne));
+    });
     return { start, kill, survivors: processesMatching(m).length };
+  };
+  /** 100 starts written at once: the burst's time, and its first and last reply from the first request. */
+  const startBurst = async (m: string) => {
+    const sentNs: bigint[] = [];
+    let replies: { result: any; atNs: bigint }[] = [];
+    const start = await timed(async () => {
+      replies = await Promise.all(
+        Array.from({ length: N_TASKS }, () => {
+          sentNs.push(realtimeNs());
+          return line.call("bash", { command: command(m), run_in_background: true });
+        }),
+      );
+    });
+    const lastNs = replies.reduce((a, r) => (r.atNs > a ? r.atNs : a), 0n);
+    return { start, ids: replies.map((r) => r.result.task_id as string), firstReply: Number(replies[0]!.atNs - sentNs[0]!) / 1e6, lastReply: Number(lastNs - sentNs[0]!) / 1e6 };
   };
   const ours = async () => {
     const m = marker();
-    let ids: string[] = [];
-    const start = await timed(async () => {
-      const started = await Promise.all(Array.from({ length: N_TASKS }, () => line.call("bash", { command: `sleep ${m} & sleep ${m}; wait`, run_in_background: true })));
-      ids = started.map((r) => r.result.task_id);
-    });
+    const { start, ids, firstReply, lastReply } = await startBurst(m);
     await allRunning(m);
     const lists: number[] = [];
     for (let i = 0; i < 7; i++) lists.push(await timed(() => line.call("task_list", { status: "running" })));
     const kill = await timed(() => Promise.all(ids.map((id) => line.call("kill_shell", { task_id: id }))));
-    return { start, kill, lists, survivors: processesMatching(m).length };
+    return { start, kill, lists, firstReply, lastReply, survivors: processesMatching(m).length };
   };
+  const oursSequential = async () => {
+    const m = marker();
+    const { start, ids, firstReply, lastReply } = await startBurst(m);
+    await allRunning(m);
+    const kill = await timed(async () => {
+      for (const id of ids) await line.call("kill_shell", { task_id: id });
+    });
+    return { start, kill, firstReply, lastReply, survivors: processesMatching(m).length };
+  };
+  const inBwrap = (m: string) => sandboxedCommand(command(m), scratch, join(scratch, "state"));
   const runs = {
-    raw: () => direct((m) => ({ argv: ["bash", "-c", `sleep ${m} & sleep ${m}; wait`] })),
-    bwrap: () => direct((m) => sandboxedCommand(`sleep ${m} & sleep ${m}; wait`, scratch, join(scratch, "state"))),
+    raw: () => direct((m) => ({ argv: ["bash", "-c", command(m)] })),
+    bwrap: () => direct(inBwrap),
     ours,
+    raw_seq: () => direct((m) => ({ argv: ["bash", "-c", command(m)] }), true),
+    bwrap_seq: () => direct(inBwrap, true),
+    ours_seq: oursSequential,
   };
+  type Run = { start: number; kill: number; survivors: number; lists?: number[]; firstReply?: number; lastReply?: number };
   const names = Object.keys(runs) as (keyof typeof runs)[];
-  const got: Record<string, { start: number; kill: number; survivors: number; lists?: number[] }[]> = { raw: [], bwrap: [], ours: [] };
+  const got = Object.fromEntries(names.map((n) => [n, [] as Run[]])) as Record<keyof typeof runs, Run[]>;
   for (let r = 0; r < HUNDRED_ROUNDS; r++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(k + r) % names.length]!;
       got[name]!.push(await runs[name]());
     }
   }
-  const median = (name: string, field: "start" | "kill") => round(stats(got[name]!.map((x) => x[field])).p50, 1);
+  const median = (name: keyof typeof runs, field: "start" | "kill") => round(stats(got[name]!.map((x) => x[field])).p50, 1);
+  const bursts = [...got.ours!, ...got.ours_seq!];
   return {
     raw_start_ms: median("raw", "start"),
     bwrap_start_ms: median("bwrap", "start"),
     start_ms: median("ours", "start"),
     all_start_ms: got.ours!.map((x) => round(x.start, 1)),
+    first_reply: stats(bursts.map((x) => x.firstReply!)),
+    last_reply: stats(bursts.map((x) => x.lastReply!)),
+    all_first_reply_ms: bursts.map((x) => round(x.firstReply!, 1)),
     list: stats(got.ours!.flatMap((x) => x.lists!)),
     raw_kill_ms: median("raw", "kill"),
     bwrap_kill_ms: median("bwrap", "kill"),
     kill_ms: median("ours", "kill"),
     all_kill_ms: got.ours!.map((x) => round(x.kill, 1)),
-    survivors: Object.values(got).flat().reduce((n, x) => n + x.survivors, 0),
+    raw_seq_kill_ms: median("raw_seq", "kill"),
+    bwrap_seq_kill_ms: median("bwrap_seq", "kill"),
+    seq_kill_ms: median("ours_seq", "kill"),
+    all_seq_kill_ms: got.ours_seq!.map((x) => round(x.kill, 1)),
+    // agent-shell's own (a floor's grandchildren may still be dying when its leader's exit is seen).
+    survivors: [...got.ours!, ...got.ours_seq!].reduce((n, x) => n + x.survivors, 0),
+    floor_survivors: [...got.raw!, ...got.bwrap!, ...got.raw_seq!, ...got.bwrap_seq!].reduce((n, x) => n + x.survivors, 0),
   };
 }
+
+/**
+ * task_list of 100 running tasks through both clients: the SDK client (it has listed the
+ * tools, so it checks each result against task_list's output schema, as stock clients do)
+ * and the line client, interleaved, each against its own server holding 100 `sleep`s.
+ */
+const LIST_CALLS = 40;
+
+async function benchList(sdk: McpSession, line: LineClient) {
+  const m = marker100();
+  const sdkIds = await Promise.all(Array.from({ length: N_TASKS }, () => sdk.call("bash", { command: `sleep ${m}`, run_in_background: true }).then((r) => r.task_id as string)));
+  const lineIds = await Promise.all(Array.from({ length: N_TASKS }, () => line.call("bash", { command: `sleep ${m}`, run_in_background: true }).then((r) => r.result.task_id as string)));
+  const deadline = performance.now() + 10_000;
+  while (processes().filter((p) => p.cmdline === `sleep ${m}`).length < 2 * N_TASKS && performance.now() < deadline) await Bun.sleep(5);
+  const sdkMs: number[] = [];
+  const lineMs: number[] = [];
+  let listed = 0;
+  for (let i = 0; i < LIST_CALLS; i++) {
+    sdkMs.push(await timed(async () => (listed = (await sdk.call("task_list", { status: "running" })).tasks.length)));
+    lineMs.push(await timed(() => line.call("task_list", { status: "running" })));
+  }
+  await Promise.all([...sdkIds.map((id) => sdk.call("kill_shell", { task_id: id })), ...lineIds.map((id) => line.call("kill_shell", { task_id: id }))]);
+  return { sdk: stats(sdkMs), line: stats(lineMs), listed };
+}
+
+const marker100 = () => `${3000 + Math.floor(Math.random() * 1000)}.${Math.floor(Math.random() * 1e6)}`;
 
 /** Until the 100 tasks' 200 sleeps run (a start returns once the process is spawned; a sandbox may still be being built). */
 async function allRunning(marker: string): Promise<void> {
@@ -423,6 +491,24 @@ function table(r: any): string {
     ["`task_list` of 100 running tasks vs one foreground `true`, line client (medians)", `${f(bg.hundred.list.p50)} vs ${f(c.line.p50)} ms`, "≤ fg round trip", pass(bg.hundred.list.p50 <= c.line.p50)],
     ["kill 100 running tasks (each call returns when its group is gone; line client), median of 3: raw SIGKILL / agent-shell", `${bg.hundred.raw_kill_ms} / ${bg.hundred.kill_ms} ms (rounds ${bg.hundred.all_kill_ms.join(", ")}), ${bg.hundred.survivors} survivors`, "≤ 100 ms, 0 left", pass(bg.hundred.kill_ms <= 100 && bg.hundred.survivors === 0)],
     ["kill 100: contained floor (SIGKILL of the bwrap groups, exits awaited)", `${bg.hundred.bwrap_kill_ms} ms`, "", ""],
+    [
+      "kill 100 running tasks one `kill_shell` after another, each awaited (line client), median of 3: raw / contained floor (one SIGKILL after another, exit awaited) / agent-shell",
+      `${bg.hundred.raw_seq_kill_ms} / ${bg.hundred.bwrap_seq_kill_ms} / ${bg.hundred.seq_kill_ms} ms (rounds ${bg.hundred.all_seq_kill_ms.join(", ")}); agent-shell's survivors of both kills: ${bg.hundred.survivors}`,
+      "≤ bash-command-mcp (bench/peers.ts)",
+      "",
+    ],
+    [
+      "first reply of a burst of 100 starts, from its request (median / max of 6 bursts); last reply",
+      `${f(bg.hundred.first_reply.p50, 1)} / ${f(bg.hundred.first_reply.max, 1)} ms; last ${f(bg.hundred.last_reply.p50, 1)} ms`,
+      "≤ 20 ms",
+      pass(bg.hundred.first_reply.p50 <= 20),
+    ],
+    [
+      `\`task_list\` of 100 running tasks, SDK client (checks the output schema) / line client (median of ${LIST_CALLS}, interleaved)`,
+      `${f(bg.list.sdk.p50)} / ${f(bg.list.line.p50)} ms (${bg.list.listed} listed)`,
+      "≤ bash-command-mcp (bench/peers.ts)",
+      "",
+    ],
   );
   for (const [name, w] of Object.entries<any>(r.wait)) {
     const label = name === "early_output" ? "output long before exit" : "first output at exit";
@@ -479,7 +565,7 @@ try {
   await closeSession(line);
   log(`3/5 background: completion overhead, 100 tasks`);
   const burst = await lineSession();
-  results.background = { overhead: await benchBackgroundOverhead(sdk), hundred: await benchHundred(burst) };
+  results.background = { overhead: await benchBackgroundOverhead(sdk), hundred: await benchHundred(burst), list: await benchList(sdk, burst) };
   await closeSession(burst);
   await closeSession(sdk);
   await closeSession(off);

@@ -353,12 +353,30 @@ const TOOL_LIST: ToolInfo[] = toolList();
 /** Tools that start local processes: refused to a connection with nowhere to run them. */
 const RUNS_COMMANDS = new Set(["bash", "task"]);
 
-/** Results carry nothing empty (SPEC §15): a field whose value is null is left out, at any depth. */
+/**
+ * Results carry nothing empty (SPEC §15): a field whose value is null is left out, at any
+ * depth. Most results have no null at all; those are returned as they are, uncopied.
+ */
 function withoutNulls<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(withoutNulls) as T;
+  return hasNull(value) ? copyWithoutNulls(value) : value;
+}
+
+function hasNull(value: unknown): boolean {
+  if (value === null) return true;
+  if (typeof value !== "object") return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (hasNull(item)) return true;
+    return false;
+  }
+  for (const key in value) if (Object.hasOwn(value, key) && hasNull((value as Record<string, unknown>)[key])) return true;
+  return false;
+}
+
+function copyWithoutNulls<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copyWithoutNulls) as T;
   if (value === null || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = withoutNulls(v);
+  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = copyWithoutNulls(v);
   return out as T;
 }
 

@@ -4,6 +4,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { decodeFrame, MAX_MESSAGE_BYTES } from "./json-rpc-lines.ts";
 import { LineFramer } from "./line-framer.ts";
+import { PacedDispatch } from "./paced-dispatch.ts";
 
 /**
  * A daemon client's first line: the token alone, or JSON naming also where its calls may
@@ -45,14 +46,15 @@ function parseHello(line: string): DaemonHello | null {
 
 /**
  * MCP over a connected stream socket (the daemon's unix socket), framed like stdio:
- * one JSON-RPC message per line, with the same bounded framing and error replies as stdio.
- * The same class serves both ends.
+ * one JSON-RPC message per line, with the same bounded framing, error replies and pacing
+ * of bursts as stdio. The same class serves both ends.
  */
 export class SocketTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   private readonly framer = new LineFramer(MAX_MESSAGE_BYTES);
+  private readonly inbox = new PacedDispatch((message) => this.onmessage?.(message));
   private closed = false;
 
   /** The daemon's end checks the first line against `token`; a client sends it as its first line. */
@@ -81,11 +83,14 @@ export class SocketTransport implements Transport {
         const decoded = decodeFrame(frame);
         if (!decoded) continue;
         if ("reply" in decoded) void this.send(decoded.reply).catch(() => {});
-        else this.onmessage?.(decoded.message);
+        else this.inbox.push(decoded.message);
       }
     });
     this.socket.on("error", (e) => this.onerror?.(e));
-    this.socket.on("close", () => this.finish());
+    this.socket.on("close", () => {
+      this.inbox.drain(); // what arrived before the end is handled, as it would have been at once
+      this.finish();
+    });
   }
 
   send(message: JSONRPCMessage): Promise<void> {

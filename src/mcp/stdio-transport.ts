@@ -3,11 +3,15 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { decodeFrame, MAX_MESSAGE_BYTES } from "./json-rpc-lines.ts";
 import { LineFramer } from "./line-framer.ts";
+import { PacedDispatch } from "./paced-dispatch.ts";
 
 /**
  * MCP over stdin/stdout, one JSON-RPC message per line. Unlike the SDK's stdio transport it
  * keeps reading after a bad line: an oversized line is answered and skipped without being
  * buffered, invalid JSON gets the parse error, and stdin's EOF is still seen (SPEC §14).
+ *
+ * Requests that arrive together are handed on one per turn of the event loop (PacedDispatch):
+ * the first of a burst is answered early.
  *
  * It reads and writes through Bun's own file I/O, not process.stdin/stdout: those load
  * Node's stream modules, ~3–7 ms of every server start.
@@ -18,6 +22,7 @@ export class StdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   private readonly framer = new LineFramer(MAX_MESSAGE_BYTES);
   private readonly out = Bun.stdout.writer();
+  private readonly inbox = new PacedDispatch((message) => this.onmessage?.(message));
   /** Writes in order; a failed write (the client went away) goes to onerror, not to the caller. */
   private writing: Promise<unknown> = Promise.resolve();
   private ended = false;
@@ -36,12 +41,13 @@ export class StdioTransport implements Transport {
           const decoded = decodeFrame(frame);
           if (!decoded) continue;
           if ("reply" in decoded) void this.send(decoded.reply);
-          else this.onmessage?.(decoded.message);
+          else this.inbox.push(decoded.message);
         }
       }
     } catch (e) {
       this.onerror?.(e as Error);
     }
+    this.inbox.drain();
     this.end();
   }
 

@@ -11,10 +11,14 @@ export interface RawServer {
   proc: ReturnType<typeof Bun.spawn>;
   pid: number;
   cwd: string;
+  /** The server's state dir (task folders live under it). */
+  stateDir: string;
   /** Writes one raw line (a newline is appended). */
   writeLine(line: string): void;
   /** Sends a JSON-RPC request and resolves with its response. */
   request(method: string, params?: unknown): Promise<any>;
+  /** The response to request `id` (however it was written, e.g. several requests in one writeLine). */
+  responseTo(id: number): Promise<any>;
   /** Sends a JSON-RPC request; returns the id and the response promise without awaiting it. */
   send(method: string, params?: unknown): { id: number; response: Promise<any> };
   notify(method: string, params?: unknown): void;
@@ -79,10 +83,15 @@ export async function spawnRaw(args: string[] = []): Promise<RawServer> {
     proc,
     pid: proc.pid,
     cwd,
+    stateDir,
     received,
     writeLine,
     send,
     request: (method, params) => send(method, params).response,
+    responseTo(id) {
+      const got = received.find((m) => m?.id === id);
+      return got ? Promise.resolve(got) : new Promise((resolve) => waiters.set(id, resolve));
+    },
     notify(method, params) {
       writeLine(JSON.stringify({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) }));
     },

@@ -1,6 +1,10 @@
-import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { makePrivateDir, openPrivateAppend } from "../state/private-files.ts";
 import { dirname } from "node:path";
+import { allZero } from "./zeros.ts";
+
+/** How soon the zeros of a run are in the file's size for other readers (write()). */
+const HOLE_MS = 5;
 
 /**
  * Append-only log file holding a stream's complete output. It never stops or blocks the
@@ -10,8 +14,11 @@ import { dirname } from "node:path";
  */
 export class Spool {
   private fd: number | null = null;
-  /** Bytes written to the file. */
+  /** Bytes written to the file (the zeros of a hole not yet made included). */
   written = 0;
+  /** The file's size: `written` less the zeros of a hole not yet made (see write()). */
+  private sized = 0;
+  private holeTimer: ReturnType<typeof setTimeout> | null = null;
   error: string | null = null;
   private started = false;
   /** The log file was created (it may still be empty). */
@@ -29,6 +36,7 @@ export class Spool {
     spool.started = true;
     spool.created = true;
     spool.written = size;
+    spool.sized = size;
     return spool;
   }
 
@@ -69,7 +77,7 @@ export class Spool {
    * Called after `total` bytes (this chunk included) have been produced. `earlier` gives
    * the bytes produced before this chunk when spooling starts late.
    */
-  append(chunk: Uint8Array, total: number, earlier: () => Uint8Array | null): void {
+  append(chunk: Uint8Array, total: number, earlier: () => Uint8Array | null, zero?: boolean): void {
     if (this.error !== null) return;
     if (!this.started) {
       if (total <= this.startAfter) return;
@@ -81,7 +89,7 @@ export class Spool {
       }
       this.write(before);
     }
-    this.write(chunk);
+    this.write(chunk, zero);
   }
 
   /**
@@ -94,16 +102,29 @@ export class Spool {
     this.close();
   }
 
-  private write(bytes: Uint8Array): void {
+  /** `zero`: the caller knows whether `bytes` are all zeros (else they are checked here). */
+  private write(bytes: Uint8Array, zero?: boolean): void {
     if (this.fd === null || this.error !== null || bytes.byteLength === 0) return;
     let data = bytes;
     if (this.written + data.byteLength > this.maxBytes) {
       data = data.subarray(0, this.maxBytes - this.written);
     }
     try {
-      let off = 0;
-      while (off < data.byteLength) off += writeSync(this.fd, data, off, data.byteLength - off);
-      this.written += data.byteLength;
+      // A run of zeros becomes a hole: the file grows without a byte written (it reads back
+      // as the same zeros), and a flood of them costs no page of the page cache. The file is
+      // extended before the next write, a read, the close, or within HOLE_MS (one ftruncate
+      // for a run, not one per chunk).
+      if (data === bytes ? (zero ?? allZero(data)) : allZero(data)) {
+        this.written += data.byteLength;
+        this.holeTimer ??= setTimeout(() => this.makeHoleOrFail(), HOLE_MS);
+        this.holeTimer.unref?.();
+      } else {
+        this.makeHole();
+        let off = 0;
+        while (off < data.byteLength) off += writeSync(this.fd, data, off, data.byteLength - off);
+        this.written += data.byteLength;
+        this.sized = this.written;
+      }
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       this.fail(
@@ -118,6 +139,24 @@ export class Spool {
     }
   }
 
+  /** Extends the file over the zeros not yet in it. */
+  private makeHole(): void {
+    if (this.holeTimer) clearTimeout(this.holeTimer);
+    this.holeTimer = null;
+    if (this.fd === null || this.sized >= this.written) return;
+    ftruncateSync(this.fd, this.written);
+    this.sized = this.written;
+  }
+
+  private makeHoleOrFail(): void {
+    try {
+      this.makeHole();
+    } catch (e) {
+      this.written = this.sized;
+      this.fail(`spooling stopped at ${this.sized} bytes: ${(e as Error).message}`);
+    }
+  }
+
   private fail(message: string): void {
     this.error = message;
     this.close();
@@ -126,6 +165,20 @@ export class Spool {
   /** Bytes [start, end) from the file, or null when the file does not hold them. */
   read(start: number, end: number): Uint8Array | null {
     if (!this.started || end > this.written) return null;
+    const out = new Uint8Array(end - start);
+    return this.readInto(start, out) === out.byteLength ? out : null;
+  }
+
+  /** Bytes from `start` filling `into`, or null when the file does not hold them all. */
+  readInto(start: number, into: Uint8Array): number | null {
+    if (!this.started || start + into.byteLength > this.written) return null;
+    if (start + into.byteLength > this.sized) {
+      try {
+        this.makeHole();
+      } catch {
+        return null;
+      }
+    }
     let fd: number;
     try {
       fd = openSync(this.path, "r");
@@ -133,14 +186,13 @@ export class Spool {
       return null;
     }
     try {
-      const out = new Uint8Array(end - start);
       let got = 0;
-      while (got < out.byteLength) {
-        const n = readSync(fd, out, got, out.byteLength - got, start + got);
+      while (got < into.byteLength) {
+        const n = readSync(fd, into, got, into.byteLength - got, start + got);
         if (n === 0) break;
         got += n;
       }
-      return got === out.byteLength ? out : null;
+      return got === into.byteLength ? got : null;
     } finally {
       closeSync(fd);
     }
@@ -158,6 +210,12 @@ export class Spool {
 
   close(): void {
     if (this.fd === null) return;
+    try {
+      this.makeHole();
+    } catch (e) {
+      this.error ??= `spooling stopped at ${this.sized} bytes: ${(e as Error).message}`;
+      this.written = this.sized;
+    }
     try {
       closeSync(this.fd);
     } catch {}

@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { OutputBuffer } from "./buffer.ts";
 import { Spool } from "./spool.ts";
+import { allZero, ZeroRuns } from "./zeros.ts";
 
 export type StreamName = "stdout" | "stderr";
 
@@ -14,6 +15,8 @@ export class OutputStream {
   /** Read cursor: output before it has been returned by a cursor-moving read. */
   cursor = 0;
   private listeners = new Set<(chunk: Uint8Array) => void>();
+  /** Chunks that arrived as zeros only. */
+  private readonly zeros = new ZeroRuns();
 
   constructor(
     readonly name: StreamName,
@@ -56,8 +59,15 @@ export class OutputStream {
   append(chunk: Uint8Array): void {
     const before = this.buffer.total;
     this.buffer.append(chunk);
-    this.spool?.append(chunk, this.buffer.total, () => this.buffer.read(0, before));
+    const zero = allZero(chunk);
+    if (zero) this.zeros.add(before, this.buffer.total);
+    this.spool?.append(chunk, this.buffer.total, () => this.buffer.read(0, before), zero);
     for (const l of this.listeners) l(chunk);
+  }
+
+  /** Where the run of zeros holding `pos` ends (`pos` if none is known): see ByteSource.zeroRunEnd. */
+  zeroRunEnd(pos: number): number {
+    return this.zeros.endAt(pos);
   }
 
   /** Makes the log file hold the whole stream, also when it was short enough to live in memory only. */
@@ -74,6 +84,17 @@ export class OutputStream {
   /** Bytes [start, end) from memory or, failing that, the spool; null if neither has them. */
   read(start: number, end: number): Uint8Array | null {
     return this.buffer.read(start, end) ?? this.spool?.read(start, end) ?? null;
+  }
+
+  /** Like read(), into `into` (see ByteSource.readInto): what memory no longer holds comes from the spool without a copy in between. */
+  readInto(start: number, into: Uint8Array): number | null {
+    const end = Math.min(this.total, start + into.byteLength);
+    const spooled = this.spool?.readInto(start, into.subarray(0, Math.max(0, end - start)));
+    if (spooled !== undefined && spooled !== null) return spooled;
+    const bytes = this.buffer.read(start, end);
+    if (!bytes) return null;
+    into.set(bytes);
+    return bytes.byteLength;
   }
 
   /** Path of the spool file once it exists (a background task's from launch, empty or not). */

@@ -25,6 +25,9 @@ export class Registry {
   private noticeListeners = new Set<(data: Record<string, unknown>) => void>();
   private stopping = false;
   private expiryTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Whether the map's order is the id order (see keep()). */
+  private inIdOrder = true;
+  private highestId = 0;
 
   constructor(private readonly options: RegistryOptions) {
     this.nextId = options.owner.readLastId() + 1;
@@ -73,6 +76,12 @@ export class Registry {
 
   /** The one path for fresh and recovered tasks: recorded now, and handled once when it ends. */
   private keep(task: Task): void {
+    // Ids are added in increasing order, except by recovery: only then does list() sort.
+    const n = taskIdNumber(task.id!);
+    if (!this.tasks.has(task.id!)) {
+      if (n < this.highestId) this.inIdOrder = false;
+      this.highestId = Math.max(this.highestId, n);
+    }
     this.tasks.set(task.id!, task);
     this.persist(task);
     if (task.running) {
@@ -140,7 +149,9 @@ export class Registry {
 
   /** Tasks ordered by id number. */
   list(): Task[] {
-    return [...this.tasks.values()].sort((a, b) => taskIdNumber(a.id!) - taskIdNumber(b.id!));
+    const tasks = [...this.tasks.values()];
+    if (this.inIdOrder) return tasks;
+    return tasks.sort((a, b) => taskIdNumber(a.id!) - taskIdNumber(b.id!));
   }
 
   /** A task by id, or by name: a name means the newest task of that name. */

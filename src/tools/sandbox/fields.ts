@@ -21,17 +21,33 @@ export function sandboxFields(task: Task): Record<string, unknown> {
   const fields: Record<string, unknown> = { sandbox: sb.mode };
   if (sb.level) fields.sandbox_level = sb.level;
   const gaps = levelGaps(sb.level);
-  if (gaps.length) fields.sandbox_notes = gaps;
+  if (gaps.length) fields.sandbox_notes = [...gaps]; // results are the caller's (a library user may change them)
   const failed = task.exit !== null && (task.exit.code !== 0 || task.exit.signal !== null);
   if (failed && sb.writableRoots) {
-    const denied = detectSandboxDenied({
-      // A tty task's stdout is its rendered text.
-      output: `${tailText(task.terminal?.text ?? task.stdout)}\n${tailText(task.stderr)}`,
-      cwd: task.info.cwd,
-      writableRoots: sb.writableRoots,
-      network: sb.network !== false,
-    });
+    const denied = deniedOf(task, sb.writableRoots, sb.network !== false);
     if (denied) fields.sandbox_denied = denied;
   }
   return fields;
+}
+
+/**
+ * The scan of an ended task's output, kept while its output stays the same: every
+ * task_list would otherwise read and search up to 128 KiB of each failed task again.
+ */
+const scans = new WeakMap<Task, { stdout: number; stderr: number; denied: ReturnType<typeof detectSandboxDenied> }>();
+
+function deniedOf(task: Task, writableRoots: string[], network: boolean): ReturnType<typeof detectSandboxDenied> {
+  // A tty task's stdout is its rendered text.
+  const stdout = task.terminal?.text ?? task.stdout;
+  // (A tty task's rendered text can change without growing: it is scanned each time.)
+  const known = task.terminal ? undefined : scans.get(task);
+  if (known && known.stdout === stdout.total && known.stderr === task.stderr.total) return known.denied && { ...known.denied, paths: [...known.denied.paths] };
+  const denied = detectSandboxDenied({
+    output: `${tailText(stdout)}\n${tailText(task.stderr)}`,
+    cwd: task.info.cwd,
+    writableRoots,
+    network,
+  });
+  scans.set(task, { stdout: stdout.total, stderr: task.stderr.total, denied });
+  return denied;
 }

@@ -1,0 +1,88 @@
+/**
+ * The first answer of a burst arrives early: requests that arrive together are handed on in
+ * growing batches, one batch per turn of the event loop, so the first reply is written before
+ * the later requests are handled (all replies used to leave at the end).
+ */
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { PacedDispatch } from "../src/mcp/paced-dispatch.ts";
+import { spawnRaw, toolResult } from "./helpers/raw-mcp.ts";
+import { uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+
+setDefaultTimeout(60_000);
+
+const message = (id: number) => ({ jsonrpc: "2.0", id, method: "ping" }) as JSONRPCMessage;
+
+describe("PacedDispatch (pure)", () => {
+  test("a lone message is handed on at once", () => {
+    const got: number[] = [];
+    new PacedDispatch((m) => got.push((m as { id: number }).id)).push(message(1));
+    expect(got).toEqual([1]);
+  });
+
+  test("of a burst, the first is handed on at once and its reply is written before the second is handled; order is kept", async () => {
+    const events: string[] = [];
+    let resolveAll!: () => void;
+    const all = new Promise<void>((r) => (resolveAll = r));
+    const inbox = new PacedDispatch((m) => {
+      const id = (m as { id: number }).id;
+      events.push(`handle ${id}`);
+      // A handler's work runs in microtasks after it is handed on, its reply at their end.
+      void Promise.resolve()
+        .then(() => undefined)
+        .then(() => {
+          events.push(`reply ${id}`);
+          if (id === 100) resolveAll();
+        });
+    });
+    for (let id = 1; id <= 100; id++) inbox.push(message(id));
+    expect(events).toEqual(["handle 1"]);
+    await all;
+    const handled = events.filter((e) => e.startsWith("handle")).map((e) => Number(e.split(" ")[1]));
+    expect(handled).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect(events.indexOf("reply 1")).toBeLessThan(events.indexOf("handle 2"));
+    expect(events.indexOf("reply 2")).toBeLessThan(events.indexOf("handle 3"));
+    expect(events.indexOf("reply 50")).toBeLessThan(events.indexOf("handle 100"));
+  });
+
+  test("drain hands on everything still queued, in order", () => {
+    const got: number[] = [];
+    const inbox = new PacedDispatch((m) => got.push((m as { id: number }).id));
+    for (let id = 1; id <= 5; id++) inbox.push(message(id));
+    expect(got).toEqual([1]);
+    inbox.drain();
+    expect(got).toEqual([1, 2, 3, 4, 5]);
+  });
+});
+
+describe("a burst over stdio", () => {
+  test("the first reply of 100 background starts sent in one write arrives before the last start is handled", async () => {
+    const server = await spawnRaw();
+    const marker = uniqueSleep(611);
+    try {
+      const n = 100;
+      const firstId = 1000;
+      const lines = Array.from({ length: n }, (_, i) =>
+        JSON.stringify({ jsonrpc: "2.0", id: firstId + i, method: "tools/call", params: { name: "bash", arguments: { command: `sleep ${marker}`, run_in_background: true } } }),
+      );
+      const replies = Array.from({ length: n }, (_, i) => server.responseTo(firstId + i));
+      server.writeLine(lines.join("\n"));
+      const first = toolResult(await replies[0]!);
+      expect(first.status).toBe("running");
+      // The task folders are made as each start is handled: the last one's is not there yet.
+      const owners = join(server.stateDir, "owners");
+      const lastTaskDir = () => readdirSync(owners).some((o) => existsSync(join(owners, o, "tasks", `bg-${n}`)));
+      expect(first.task_id).toBe("bg-1");
+      expect(lastTaskDir()).toBe(false);
+      const all = await Promise.all(replies);
+      const ids = all.map((r) => toolResult(r).task_id);
+      expect(new Set(ids).size).toBe(n);
+      expect(lastTaskDir()).toBe(true);
+    } finally {
+      await server.dispose();
+    }
+    expect(await waitNoProcess(`sleep ${marker}`, 5000)).toEqual([]);
+  });
+});
