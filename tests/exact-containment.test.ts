@@ -118,7 +118,11 @@ describe("cgroups do not pile up", () => {
       expect(existsSync(living)).toBe(true);
     } finally {
       await t.close();
-      for (const dir of [join(dead, "task-1"), dead, living]) if (existsSync(dir)) rmdirSync(dir);
+      for (const dir of [join(dead, "task-1"), dead]) if (existsSync(dir)) rmdirSync(dir);
+      // This process's own folder may also be in use: a library test here keeps empty task cgroups in it for its next tasks.
+      try {
+        rmdirSync(living);
+      } catch {}
     }
   });
 
