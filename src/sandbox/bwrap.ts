@@ -133,6 +133,19 @@ export function keptSandboxCommand(bwrap: string, policy: SandboxPolicy, first: 
  * cover the old one, so it is not used.
  */
 export function sandboxSignature(policy: SandboxPolicy, cwd: string): string {
+  // Calls handled in one turn of the event loop (a burst) share one look at the files.
+  let turn = signaturesThisTurn.get(policy);
+  if (!turn) {
+    if (signaturesThisTurn.size === 0) setImmediate(() => signaturesThisTurn.clear());
+    signaturesThisTurn.set(policy, (turn = new Map()));
+  }
+  let signature = turn.get(cwd);
+  if (signature === undefined) turn.set(cwd, (signature = lookAtFiles(policy, cwd)));
+  return signature;
+}
+const signaturesThisTurn = new Map<SandboxPolicy, Map<string, string>>();
+
+function lookAtFiles(policy: SandboxPolicy, cwd: string): string {
   const git = gitProtection(policy.workspaceRoots);
   const paths = [...hiddenPaths(policy, cwd).map((h) => h.path), ...git.pin, ...git.readOnly, ...policy.readOnlyUnderWritable, ...policy.writableRoots];
   return paths.map((p) => `${p}=${identity(p)}`).join("\n");
