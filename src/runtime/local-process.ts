@@ -8,7 +8,7 @@ import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
 import { PidsLimit } from "./pids-limit.ts";
 import { watchdog } from "./watchdog.ts";
-import { keptSandbox, namespacesOf } from "./kept-sandbox.ts";
+import { keptSandbox, lastKeptSandbox, namespacesOf } from "./kept-sandbox.ts";
 import { sendRequest, startHelper, type HelperPlan, type StdioOptions } from "./spawn-helper/start.ts";
 
 export type { StdioOptions } from "./spawn-helper/start.ts";
@@ -56,9 +56,10 @@ export async function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Promise<
 /**
  * The helper's plan for a command under `run` (null: unsandboxed) in `cwd`, with a new task
  * cgroup and process limit. A helper started with it runs nothing until it gets its request.
- * `madeIn` is what it is made in: the kept sandbox, or the Landlock ruleset.
+ * `madeIn` is what it is made in: the kept sandbox, or the Landlock ruleset. `ahead`: for a
+ * helper started ahead of its command (warm-launcher.ts).
  */
-export async function planFor(run: SandboxRun | null, cwd: string): Promise<{ plan: HelperPlan; containment: Containment; madeIn: unknown }> {
+export async function planFor(run: SandboxRun | null, cwd: string, ahead = false): Promise<{ plan: HelperPlan; containment: Containment; madeIn: unknown }> {
   const cgroup = TaskCgroup.create();
   const limit = PidsLimit.create();
   const containment: Containment = { cgroup, limit, ownPidNamespace: false };
@@ -71,7 +72,8 @@ export async function planFor(run: SandboxRun | null, cwd: string): Promise<{ pl
       if (run.level === "namespaces") {
         // Without a task cgroup, a pid namespace of its own holds the task (SPEC §14).
         plan.ownPidNamespace = containment.ownPidNamespace = cgroup === null;
-        const kept = keptSandbox(run, cwd);
+        // Ahead of its command, the sandbox in use: the claim checks it against the files.
+        const kept = (ahead && lastKeptSandbox(run)) || keptSandbox(run, cwd);
         madeIn = kept;
         plan.namespaces = await namespacesOf(kept, !plan.ownPidNamespace);
       } else {

@@ -129,7 +129,7 @@ async function fill(kind: Kind, ready: Warm[]): Promise<void> {
 
 async function start(kind: Kind): Promise<Warm> {
   const run = kind === UNSANDBOXED ? null : kind;
-  const { plan, containment, madeIn } = await planFor(run, "/");
+  const { plan, containment, madeIn } = await planFor(run, "/", true);
   const opened: number[] = [];
   try {
     const [stdinR, stdinW] = createPipe();
