@@ -73,6 +73,8 @@ export function lastKeptSandbox(run: SandboxRun): Kept | null {
 /** The namespace fds of a kept sandbox, user namespace first; `withPid` false leaves the pid namespace out (the command gets its own). */
 export async function namespacesOf(entry: Kept, withPid: boolean): Promise<number[]> {
   const fds = await entry.namespaces;
+  // Never an empty list: a command would then start outside (the mount namespace is always the sandbox's own).
+  if (!entry.kinds.includes("mnt")) throw new Error("the kept sandbox has no mount namespace of its own");
   return withPid ? fds : fds.filter((_, i) => entry.kinds[i] !== "pid");
 }
 
@@ -120,9 +122,10 @@ function build(run: SandboxRun, cwd: string, signature: string): Kept {
         entry.fds.push(openSync(path, "r"));
         entry.kinds.push(kind);
       }
+      const fds = entry.fds;
       // Retired while it was being built: the calls waiting for it still start in it, then its fds go.
-      if (entry.retired) setTimeout(() => release(entry), 0);
-      return entry.fds;
+      if (entry.retired) release(entry);
+      return fds;
     });
   entry.namespaces.catch(() => retire(entry));
   void proc.exited.then(() => {
@@ -143,13 +146,17 @@ function retire(k: Kept): void {
 
 function release(k: Kept): void {
   k.retired = true;
-  for (const fd of [k.holdStdin, ...k.fds]) {
-    try {
-      closeSync(fd);
-    } catch {}
-  }
+  const fds = [k.holdStdin, ...k.fds];
   k.holdStdin = -1;
   k.fds = [];
+  // A turn later: a start that already has these fds (its await resolved) spawns with them first.
+  setTimeout(() => {
+    for (const fd of fds) {
+      try {
+        closeSync(fd);
+      } catch {}
+    }
+  }, 0);
 }
 
 /**
