@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, rmdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
 import { processAlive } from "./process-group.ts";
 
@@ -45,6 +45,20 @@ export function markPersistent(): void {
 /** The name of this host's folder of task cgroups. */
 export function hostFolderName(): string {
   return `agent-shell-${process.pid}${persistent ? "-persist" : ""}`;
+}
+
+/** This host's folder in `hierarchy`, made now; null where no cgroup can be made there (or AGENT_SHELL_CGROUPS=off). */
+export function makeHostFolder(hierarchy: "v2" | "pids"): string | null {
+  if (!cgroupsWanted()) return null;
+  try {
+    const home = ownCgroupDir(hierarchy);
+    if (!home) return null;
+    const root = join(home, hostFolderName());
+    mkdirSync(root);
+    return root;
+  } catch {
+    return null;
+  }
 }
 
 /** The folders in `home` of hosts that are gone, and whether each was a persistent registry's. */

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cgroupMembers, cgroupsWanted, deadHostFolders, hostFolderName, markPersistent, ownCgroupDir, removeCgroup, SpareCgroups, taskFolders } from "./cgroup-hosts.ts";
+import { cgroupMembers, cgroupsWanted, deadHostFolders, makeHostFolder, markPersistent, ownCgroupDir, removeCgroup, SpareCgroups, taskFolders } from "./cgroup-hosts.ts";
 
 /**
  * A process limit per task (SPEC §20, config `max_processes`): every local task is born in a
@@ -36,7 +36,7 @@ export class PidsLimit {
       live.add(kept);
       return new PidsLimit(kept);
     }
-    const path = join(found.root, `task-${++count}`);
+    const path = join(found, `task-${++count}`);
     try {
       mkdirSync(path);
       writeFileSync(join(path, "pids.max"), String(maxProcesses));
@@ -68,26 +68,18 @@ export class PidsLimit {
 let maxProcesses = 2048;
 let count = 0;
 let swept = false;
-let found: { root: string } | null | undefined;
+/** This host's folder of pids cgroups, made on first use. */
+let found: string | null | undefined;
 const live = new Set<string>();
 const spares = new SpareCgroups();
 const released = new Set<string>();
 
-function ownFolder(): { root: string } | null {
+function ownFolder(): string | null {
   if (found !== undefined) return found;
-  found = null;
-  if (!cgroupsWanted()) return found;
-  try {
-    const home = ownCgroupDir("pids");
-    if (!home) return found;
-    const root = join(home, hostFolderName());
-    mkdirSync(root);
-    found = { root };
-    process.once("exit", removeOwn);
-  } catch {
-    found = null;
-  }
-  return found;
+  const folder = makeHostFolder("pids");
+  if (folder) process.once("exit", removeOwn);
+  found = folder;
+  return folder;
 }
 
 /**
@@ -130,5 +122,5 @@ function removeOwn(): void {
   if (!found) return;
   spares.removeAll();
   for (const path of [...live, ...released]) removeCgroup(path);
-  removeCgroup(found.root);
+  removeCgroup(found);
 }

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { cgroupMembers, cgroupsWanted, deadHostFolders, hostFolderName, markPersistent, ownCgroupDir, removeCgroup, SpareCgroups, taskFolders } from "./cgroup-hosts.ts";
+import { dirname, join } from "node:path";
+import { cgroupMembers, cgroupsWanted, deadHostFolders, makeHostFolder, markPersistent, ownCgroupDir, removeCgroup, SpareCgroups, taskFolders } from "./cgroup-hosts.ts";
 import { watchdog } from "./watchdog.ts";
 
 /**
@@ -49,7 +49,7 @@ export class TaskCgroup {
     if (!found) return null;
     const kept = spares.take();
     if (kept) return new TaskCgroup(kept);
-    const path = join(found.root, `task-${++taskCount}`);
+    const path = join(found, `task-${++taskCount}`);
     try {
       mkdirSync(path);
       return new TaskCgroup(path);
@@ -90,31 +90,23 @@ export class TaskCgroup {
 let taskCount = 0;
 const spares = new SpareCgroups();
 let swept = false;
-/** This server's folder of task cgroups and the cgroup it lives in itself. */
-let found: { root: string } | null | undefined;
+/** This server's folder of task cgroups, made on first use. */
+let found: string | null | undefined;
 
 /** Made on first use; null where no cgroup can be made (or AGENT_SHELL_CGROUPS=off). */
-function ownRoot(): { root: string } | null {
+function ownRoot(): string | null {
   if (found !== undefined) return found;
-  found = null;
-  if (!cgroupsWanted()) return found;
-  try {
-    const home = ownCgroupDir("v2");
-    if (!home) return found;
-    const root = join(home, hostFolderName());
-    mkdirSync(root);
-    if (!existsSync(join(root, "cgroup.kill"))) {
-      removeCgroup(root);
-      return found;
-    }
-    found = { root };
-    watchdog().cgroupRoot(root); // a SIGKILLed host's tasks die with it, cgroups and all
-    process.once("exit", removeRoot);
-    removeDeadHostsFolders(home);
-  } catch {
-    found = null;
+  let root = makeHostFolder("v2");
+  if (root && !existsSync(join(root, "cgroup.kill"))) {
+    removeCgroup(root); // no cgroup.kill (before 5.14): no task cgroups
+    root = null;
   }
-  return found;
+  found = root;
+  if (!root) return null;
+  watchdog().cgroupRoot(root); // a SIGKILLed host's tasks die with it, cgroups and all
+  process.once("exit", removeRoot);
+  removeDeadHostsFolders(dirname(root));
+  return root;
 }
 
 /**
@@ -138,10 +130,10 @@ function removeDeadHostsFolders(home: string): void {
 function removeRoot(): void {
   if (!found) return;
   const deadline = performance.now() + 200;
-  removeFolder(found.root);
-  while (existsSync(found.root) && performance.now() < deadline) {
+  removeFolder(found);
+  while (existsSync(found) && performance.now() < deadline) {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
-    removeFolder(found.root);
+    removeFolder(found);
   }
 }
 

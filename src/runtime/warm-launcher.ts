@@ -1,6 +1,6 @@
 import { closeSync } from "node:fs";
 import type { SandboxRun } from "../sandbox/setup.ts";
-import { madeInNow, planFor, releaseContainment, undoGitPlantsAtExit, type Containment, type Started } from "./local-process.ts";
+import { madeInNow, planFor, releaseContainment, undoGitPlantsAtExit, type Started } from "./local-process.ts";
 import { createPipe } from "./pipes.ts";
 import { signalGroup } from "./process-group.ts";
 import { sendRequest, startHelper } from "./spawn-helper/start.ts";
@@ -154,7 +154,7 @@ function discard(w: Warm): void {
   for (const fd of [w.stdin, w.stdout, w.stderr]) closeQuietly(fd);
   void w.started.proc.exited.then(() => {
     watchdog().untrack(w.started.proc.pid);
-    releaseContainment(w.started.containment as Containment);
+    releaseContainment(w.started.containment);
   });
 }
 
