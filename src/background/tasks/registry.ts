@@ -178,7 +178,8 @@ export class Registry {
   }
 
   findRunningByName(name: string): Task | undefined {
-    for (const t of this.tasks.values()) if (t.running && t.info.name === name) return t;
+    // A task whose kill is certain no longer holds its name, though its exit may not be recorded yet.
+    for (const t of this.tasks.values()) if (t.running && !t.endCertain && t.info.name === name) return t;
     return undefined;
   }
 
