@@ -1,6 +1,8 @@
 /** SPEC §14: stdout_path and stderr_path in every task_output of a local background task, from its start. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
 
 let s: McpSession;
@@ -42,5 +44,57 @@ test("tasks started in a burst: each log file exists when task_output names it a
     expect(ended.exit_code).toBe(0);
     expect(readFileSync(ended.stdout_path, "utf8")).toBe(expected("line"));
     expect(readFileSync(ended.stderr_path, "utf8")).toBe(expected("err"));
+  }
+});
+
+/** The `.spare-*` folders in `tasksDir` once at least one is there (they are made once the server is quiet), with their inodes. */
+async function sparesIn(tasksDir: string): Promise<Map<number, string>> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const names = existsSync(tasksDir) ? readdirSync(tasksDir).filter((n) => n.startsWith(".spare-")) : [];
+    if (names.length || Date.now() > deadline) return new Map(names.map((n) => [statSync(join(tasksDir, n)).ino, n]));
+    await Bun.sleep(10);
+  }
+}
+
+test("a start after a quiet moment gets a folder made ahead, renamed into place: private, its logs empty, then complete", async () => {
+  const first = await s.call("task_output", { task_id: (await s.call("bash", { command: "true", run_in_background: true })).task_id, wait: true });
+  const tasksDir = dirname(dirname(first.stdout_path));
+  const spares = await sparesIn(tasksDir);
+  expect(spares.size).toBeGreaterThan(0);
+  const started = await s.call("bash", { command: "read line; echo \"got $line\"; echo err >&2", run_in_background: true, keep_stdin_open: true });
+  const folder = join(tasksDir, started.task_id);
+  expect(spares.has(statSync(folder).ino)).toBe(true);
+  expect(statSync(folder).mode & 0o777).toBe(0o700);
+  for (const name of ["stdout.log", "stderr.log"]) {
+    expect(statSync(join(folder, name)).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(folder, name), "utf8")).toBe("");
+  }
+  await s.call("write_stdin", { task_id: started.task_id, chars: "hello\n" });
+  const ended = await s.call("task_output", { task_id: started.task_id, wait: true });
+  expect(ended.stdout_path).toBe(join(folder, "stdout.log"));
+  expect(readFileSync(ended.stdout_path, "utf8")).toBe("got hello\n");
+  expect(readFileSync(ended.stderr_path, "utf8")).toBe("err\n");
+});
+
+test("a persistent registry: spares left by one that was killed are removed at the next start and are never tasks", async () => {
+  const stateDir = realpathSync(mkdtempSync(join(tmpdir(), "as-spares-")));
+  try {
+    const a = await startServer({ stateDir, args: ["--persist"] });
+    await a.call("task_output", { task_id: (await a.call("bash", { command: "true", run_in_background: true })).task_id, wait: true });
+    expect((await sparesIn(join(stateDir, "tasks"))).size).toBeGreaterThan(0);
+    process.kill(a.pid, "SIGKILL");
+    await a.close();
+    const b = await startServer({ stateDir, args: ["--persist"] });
+    try {
+      expect(readdirSync(join(stateDir, "tasks")).filter((n) => n.startsWith(".spare-"))).toEqual([]);
+      expect((await b.call("task_list", {})).tasks.map((t: { task_id: string }) => t.task_id)).toEqual(["bg-1"]);
+    } finally {
+      await b.close();
+    }
+    // A clean exit leaves no spare behind either.
+    expect(readdirSync(join(stateDir, "tasks")).filter((n) => n.startsWith(".spare-"))).toEqual([]);
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
   }
 });

@@ -5,6 +5,7 @@ import { OWNER_MARKER, OWNER_TOKEN } from "../../runtime/env.ts";
 import { isOurGroup, killMarked, pidAlive, signalGroup } from "../../runtime/process-group.ts";
 import { type FileLock, tryLock } from "./file-lock.ts";
 import { forgetRoot, makePrivateDir, privateDirProblem, trustRoot, writePrivateFile } from "./private-files.ts";
+import { SpareTaskFolders } from "./spare-task-folders.ts";
 import { bootId, readMetas } from "./task-meta.ts";
 
 /** `--state-dir` / config / env, else `$XDG_STATE_HOME/agent-shell`, else `~/.local/state/agent-shell`. */
@@ -38,6 +39,7 @@ function openPrivate(dir: string, what: string, followLinks: boolean): void {
  */
 export class OwnerFolder {
   private foregroundCount = 0;
+  private readonly spareTaskFolders: SpareTaskFolders;
   /** Released: nothing may be written here any more (a private folder is gone, or another registry may own it). */
   closed = false;
 
@@ -46,6 +48,7 @@ export class OwnerFolder {
     readonly persistent: boolean,
     private readonly lock: FileLock,
   ) {
+    this.spareTaskFolders = new SpareTaskFolders(join(dir, "tasks"));
     writePrivateFile(
       join(dir, "owner.json"),
       JSON.stringify({ pid: process.pid, token: OWNER_TOKEN, boot_id: bootId(), started_at: new Date().toISOString() }),
@@ -78,11 +81,17 @@ export class OwnerFolder {
           `stop it (agent-shell daemon stop, or end that process) or use another --state-dir`,
       );
     }
+    SpareTaskFolders.sweep(join(stateDir, "tasks")); // left by a registry that was killed
     return new OwnerFolder(stateDir, true, lock);
   }
 
   taskDir(id: string): string {
     return join(this.dir, "tasks", id);
+  }
+
+  /** Makes task `id`'s folder and its empty logs now from ones made ahead, when they are ready (else the spools make them). */
+  makeTaskDir(id: string): void {
+    this.spareTaskFolders.claim(this.taskDir(id));
   }
 
   /** A fresh folder for one foreground call's spooled output. */
@@ -109,6 +118,7 @@ export class OwnerFolder {
   /** Release the lock; a private folder goes with it. */
   close(): void {
     this.closed = true;
+    this.spareTaskFolders.close();
     if (this.persistent) rmSync(join(this.dir, "foreground"), { recursive: true, force: true });
     else rmSync(this.dir, { recursive: true, force: true });
     this.lock.release();

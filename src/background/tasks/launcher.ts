@@ -86,8 +86,10 @@ export class Launcher {
       task.removeLogs();
       throw e;
     }
-    // A background task's log files exist before its start is answered. Made after the spawn,
-    // so the process starts ~0.5 ms sooner (its first output waits in its pipe meanwhile).
+    // A background task's log files exist before its start is answered: renamed into place
+    // from ones made ahead, or made now. After the spawn, so the process starts sooner (its
+    // first output waits in its pipe meanwhile).
+    if (id && !req.spec.tty) this.owner.makeTaskDir(id);
     if (req.background) for (const s of [task.stdout, task.stderr]) s.spool?.open();
     // Merged `logs` need the order of stdout and stderr writes (not for a tty: one stream).
     if (req.background && !req.spec.tty) {

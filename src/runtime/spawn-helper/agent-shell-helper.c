@@ -301,6 +301,16 @@ static void become_command(const struct options *o) {
   run_request(o->request);
 }
 
+/* Closes every fd but `keep` (-1: none). close_range, not a loop: a loop over the fd table was
+   a thousand syscalls per command, beside the command on the other core. */
+static void close_all_but(int keep) {
+  int done = keep < 0 ? syscall(SYS_close_range, 0, ~0U, 0) == 0
+                      : (keep == 0 || syscall(SYS_close_range, 0, keep - 1, 0) == 0) && syscall(SYS_close_range, keep + 1, ~0U, 0) == 0;
+  if (done) return;
+  for (int fd = 0; fd < 1024; fd++) /* kernels before 5.9 */
+    if (fd != keep) close(fd);
+}
+
 /*
  * pid 1 of the command's own pid namespace: its own /proc, the command as pid 2 (an init
  * ignores signals it has no handler for, so the command must not be the init), reaping until
@@ -317,8 +327,7 @@ static void own_namespace_init(const struct options *o, int report) {
     become_command(o);
   }
   ignore_signals();
-  for (int fd = 0; fd < 1024; fd++)
-    if (fd != report) close(fd);
+  close_all_but(report);
   int status = 0;
   for (;;) {
     int st;
@@ -390,8 +399,7 @@ static int start(struct options *o) {
   else forward_signals((pid_t)child);
   if (report[1] >= 0) close(report[1]);
   int keep = report[0];
-  for (int fd = 0; fd < 1024; fd++)
-    if (fd != keep) close(fd);
+  close_all_but(keep);
   int status = wait_for((pid_t)child);
   if (keep >= 0) {
     int reported;

@@ -1,0 +1,86 @@
+import { closeSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { makePrivateDir, openPrivateAppend } from "./private-files.ts";
+
+/** How many are kept ready: the first starts of a burst, and every start at an agent's pace. */
+const KEPT = 4;
+/** How long the server must be quiet before the next one is made (a burst is not slowed by it). */
+const QUIET_MS = 20;
+const PREFIX = ".spare-";
+
+/**
+ * A background task's log folder with its empty `stdout.log` and `stderr.log` (SPEC §5: they
+ * exist from launch), made ahead while the server is quiet and renamed into place at a start.
+ * Making a folder and two files costs the kernel 1.3–1.8 ms of CPU on this machine's ext4 (an
+ * inode each; on tmpfs 0.03 ms), a rename 0.02 ms. One is made per quiet moment, so a request
+ * arriving meanwhile waits for one folder at most. Made the way the spools make theirs
+ * (private-files.ts): 0700, files 0600, no link followed; the spools then open the files.
+ */
+export class SpareTaskFolders {
+  private ready: string[] = [];
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private count = 0;
+  private closed = false;
+
+  constructor(private readonly tasksDir: string) {}
+
+  /** Makes `target` (a task's folder, not there yet) from a spare; false when none is ready (the spools make it). */
+  claim(target: string): boolean {
+    this.refillWhenQuiet();
+    for (let spare = this.ready.pop(); spare !== undefined; spare = this.ready.pop()) {
+      try {
+        renameSync(spare, target); // fails on a non-empty target: nothing that holds logs is replaced
+        return true;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") continue; // removed meanwhile: the next one
+        this.ready.push(spare);
+        return false;
+      }
+    }
+    return false;
+  }
+
+  /** Removes what is ready and stops making more (the owner folder is closing). */
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    for (const spare of this.ready.splice(0)) rmSync(spare, { recursive: true, force: true });
+  }
+
+  /** Spares a registry left behind when it was killed: never renamed into place, they go. */
+  static sweep(tasksDir: string): void {
+    let names: string[];
+    try {
+      names = readdirSync(tasksDir);
+    } catch {
+      return;
+    }
+    for (const name of names) if (name.startsWith(PREFIX)) rmSync(join(tasksDir, name), { recursive: true, force: true });
+  }
+
+  private refillWhenQuiet(): void {
+    if (this.closed) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.ready.length >= KEPT) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (this.makeOne()) this.refillWhenQuiet();
+    }, QUIET_MS);
+    this.timer.unref?.();
+  }
+
+  private makeOne(): boolean {
+    if (this.closed) return false;
+    const dir = join(this.tasksDir, `${PREFIX}${process.pid}-${++this.count}`);
+    try {
+      makePrivateDir(dir);
+      for (const name of ["stdout.log", "stderr.log"]) closeSync(openPrivateAppend(join(dir, name)));
+    } catch {
+      rmSync(dir, { recursive: true, force: true });
+      return false; // the state dir is unwritable: starts make their folders (and report why)
+    }
+    this.ready.push(dir);
+    return true;
+  }
+}
