@@ -9,6 +9,7 @@ import { closeSync } from "node:fs";
 import { defaultStateDir } from "../src/background/state/index.ts";
 import { ConfigSchema } from "../src/config/schema.ts";
 import { childEnv } from "../src/runtime/env.ts";
+import { closeKeptSandboxes } from "../src/runtime/kept-sandbox.ts";
 import { releaseContainment, spawnChild } from "../src/runtime/local-process.ts";
 import { createPipe } from "../src/runtime/pipes.ts";
 import { configureHelper } from "../src/runtime/spawn-helper/helper-binary.ts";
@@ -33,4 +34,9 @@ export function helperFloor(command: string, cwd: string, stateRoot: string, san
     closeSync(errR);
     releaseContainment(containment);
   };
+}
+
+/** Ends the kept sandboxes the floors built in this process (else they outlive the benchmark). */
+export function closeHelperFloors(): void {
+  closeKeptSandboxes({ kill: true });
 }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { BINARY, startServer, type McpSession } from "../tests/helpers/mcp.ts";
 import { processes, processesMatching } from "../tests/helpers/procs.ts";
 import { sandboxedCommand } from "./bwrap-floor.ts";
-import { helperFloor } from "./helper-floor.ts";
+import { closeHelperFloors, helperFloor } from "./helper-floor.ts";
 import {
   initializeParams,
   LineClient,
@@ -554,6 +554,7 @@ function table(r: any): string {
 }
 
 async function cleanup() {
+  closeHelperFloors();
   for (const s of [...open]) await closeSession(s).catch(() => {});
   rmSync(scratch, { recursive: true, force: true });
 }
@@ -591,7 +592,14 @@ try {
 }
 results.bench_seconds = round((performance.now() - startedAt) / 1000, 1);
 
-const leftovers = processesMatching(BINARY).concat(processesMatching("bench-wait-marker"));
+// Ours, and the floors' kept sandboxes (their command lines name the scratch dir), once their SIGKILL has landed.
+const left = () =>
+  processesMatching(BINARY).concat(
+    processesMatching("bench-wait-marker"),
+    processes().filter((p) => p.cmdline.includes(scratch) && p.pid !== process.pid),
+  );
+for (const until = performance.now() + 1000; left().length && performance.now() < until; ) await Bun.sleep(20);
+const leftovers = left();
 if (leftovers.length) log(`WARNING: processes left behind: ${JSON.stringify(leftovers)}`);
 results.leftover_processes = leftovers.length;
 
