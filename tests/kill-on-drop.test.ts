@@ -171,6 +171,22 @@ describe("server shutdown", () => {
     }
   });
 
+  test("a call before `notifications/initialized` is watched too: SIGKILL of the server still ends its task", async () => {
+    // The server makes its watchdog once the client says it is initialized (initialize is
+    // answered sooner); a client that calls at once must not get an unwatched task.
+    const raw = await spawnRaw([], { initialized: false });
+    const marker = uniqueSleep(300);
+    try {
+      const r = toolResult(await raw.request("tools/call", { name: "bash", arguments: { command: `sleep ${marker}`, run_in_background: true } }));
+      expect(r.status).toBe("running");
+      await appears(`sleep ${marker}`);
+      process.kill(raw.pid, "SIGKILL");
+      expect(await waitNoProcess(`sleep ${marker}`, 2500)).toEqual([]);
+    } finally {
+      await raw.dispose();
+    }
+  });
+
   test("SIGKILL of the server: every group it started is gone within 2 s", async () => {
     const { raw, bgMarker, fgMarker } = await busyServer();
     try {

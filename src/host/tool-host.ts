@@ -112,11 +112,8 @@ export class ToolHost {
     const stateRoot = resolve(config.state_dir ?? defaultStateDir());
     // Before anything starts: an explicitly requested mode this machine cannot provide is fatal.
     this.sandbox = sandboxFromConfig(config, { mode: config.sandbox, allowedRoots: roots, stateRoot, defaultStateRoot: defaultStateDir() });
-    watchdog(); // up before the first child, so no spawn is ever unwatched
-    // Before the first task: its limits, and the end of what outlived dead hosts (SPEC §20).
-    TaskCgroup.configure({ persistent: options.persist === true });
-    PidsLimit.configure({ maxProcesses: config.max_processes, persistent: options.persist === true });
-    keepSandboxesForTasks(options.persist === true);
+    this.persistent = options.persist === true;
+    keepSandboxesForTasks(this.persistent);
     configureHelper(stateRoot);
     this.owner = OwnerFolder.open(stateRoot, options.persist === true);
     this.registry = new Registry({ taskTtlMs: config.task_ttl_seconds * 1000, maxFinishedTasks: config.max_finished_tasks, owner: this.owner });
@@ -145,7 +142,26 @@ export class ToolHost {
       confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },
     };
     openHosts++;
+    // A persistent registry recovers running tasks: everything is ready before it serves.
+    if (this.persistent) this.prepare();
   }
+
+  /**
+   * What only a call needs, made once: the watchdog, up before the first child so no spawn
+   * is ever unwatched, and the tasks' limits with the end of what outlived dead hosts (SPEC
+   * §20). ~3–5 ms (a bash to spawn, cgroup folders to sweep): the MCP server does it once
+   * the client has been answered initialize, so a harness waits less for the server to
+   * start; a call made before that does it first.
+   */
+  prepare(): void {
+    if (this.prepared) return;
+    this.prepared = true;
+    watchdog();
+    TaskCgroup.configure({ persistent: this.persistent });
+    PidsLimit.configure({ maxProcesses: this.config.max_processes, persistent: this.persistent });
+  }
+  private prepared = false;
+  private readonly persistent: boolean;
 
   /** Names, descriptions and JSON Schemas (generated from the zod schemas when the binary is built). */
   get tools(): ToolInfo[] {
@@ -165,6 +181,7 @@ export class ToolHost {
   }
 
   private run(name: string, args: unknown, options: CallOptions): Promise<ToolResult> {
+    this.prepare();
     const tool = this.byName.get(name);
     if (!tool) {
       throw new CodedError("INVALID_ARGUMENT", `Unknown tool '${name}'. Known tools: ${[...this.byName.keys()].join(", ")}`, { tool: name });
@@ -223,6 +240,7 @@ export class ToolHost {
    * with its result alone.
    */
   async callAsTask(name: string, args: unknown, options: CallOptions = {}): Promise<{ task: Task; result: Promise<ToolResult> } | { result: ToolResult }> {
+    this.prepare();
     const host = (args as { host?: unknown } | null)?.host;
     if (typeof host === "string" && this.farHosts.isFar(host)) {
       const message = `A call for host '${host}' cannot run as an MCP task (its tasks live in the far side's registry): call it with run_in_background: true instead, and read '${host}:bg-N' with task_output`;

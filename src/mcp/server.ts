@@ -32,6 +32,8 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
       jsonSchemaValidator: new FlatSchemaValidator(),
     },
   );
+  // Answered initialize: now what a call needs is made ready, before the first call comes.
+  server.oninitialized = () => host.prepare();
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: host.tools }));
   // The SDK's own tasks/result polls; ours waits for the task's end.
   server.setRequestHandler(GetTaskPayloadRequestSchema, (request, extra) => taskStore.payload(request.params.taskId, extra.signal));

@@ -30,7 +30,8 @@ export interface RawServer {
   dispose(): Promise<void>;
 }
 
-export async function spawnRaw(args: string[] = []): Promise<RawServer> {
+/** `initialized: false`: the client is answered initialize and never says `notifications/initialized`. */
+export async function spawnRaw(args: string[] = [], opts: { initialized?: boolean } = {}): Promise<RawServer> {
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), "as-raw-cwd-")));
   const stateDir = realpathSync(mkdtempSync(join(tmpdir(), "as-raw-state-")));
   const proc = Bun.spawn([BINARY, "mcp", "--state-dir", stateDir, ...args], {
@@ -115,7 +116,7 @@ export async function spawnRaw(args: string[] = []): Promise<RawServer> {
     clientInfo: { name: "raw-test", version: "0" },
   });
   if (!init.result) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
-  server.notify("notifications/initialized");
+  if (opts.initialized !== false) server.notify("notifications/initialized");
   return server;
 }
 
