@@ -101,6 +101,9 @@ export class ToolHost {
   private readonly shutdown = new AbortController();
   private readonly byName = new Map<string, ToolDefinition>(TOOLS.map((t) => [t.name, t]));
   private closing: Promise<void> | null = null;
+  private readonly persistent: boolean;
+  /** Whether prepare() has run. */
+  private prepared = false;
   /** The result of each call run as an MCP task, by its task (gone with the task). */
   private readonly callResults = new WeakMap<Task, { result: Promise<ToolResult>; settled: boolean }>();
 
@@ -115,7 +118,7 @@ export class ToolHost {
     this.persistent = options.persist === true;
     keepSandboxesForTasks(this.persistent);
     configureHelper(stateRoot);
-    this.owner = OwnerFolder.open(stateRoot, options.persist === true);
+    this.owner = OwnerFolder.open(stateRoot, this.persistent);
     this.registry = new Registry({ taskTtlMs: config.task_ttl_seconds * 1000, maxFinishedTasks: config.max_finished_tasks, owner: this.owner });
     const sshOnly = Object.entries(config.hosts).filter(([, h]) => !usesFarAgent(h));
     this.sshHosts = new SshHosts(Object.fromEntries(sshOnly) as Record<string, SshTarget>, config.kill_grace_seconds);
@@ -160,8 +163,6 @@ export class ToolHost {
     TaskCgroup.configure({ persistent: this.persistent });
     PidsLimit.configure({ maxProcesses: this.config.max_processes, persistent: this.persistent });
   }
-  private prepared = false;
-  private readonly persistent: boolean;
 
   /** Names, descriptions and JSON Schemas (generated from the zod schemas when the binary is built). */
   get tools(): ToolInfo[] {
