@@ -16,6 +16,13 @@ export function cgroupsWanted(): boolean {
 
 /** This process's own cgroup folder in the v2 hierarchy, or in the v1 `pids` one; null where it is not mounted. */
 export function ownCgroupDir(hierarchy: "v2" | "pids"): string | null {
+  // This process never moves (the spawn helper places the children): read once.
+  if (!(hierarchy in ownDirs)) ownDirs[hierarchy] = readOwnCgroupDir(hierarchy);
+  return ownDirs[hierarchy] ?? null;
+}
+const ownDirs: { v2?: string | null; pids?: string | null } = {};
+
+function readOwnCgroupDir(hierarchy: "v2" | "pids"): string | null {
   try {
     let mount: string | null = null;
     for (const line of readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {

@@ -2,8 +2,8 @@ import { closeSync, openSync, read, statSync } from "node:fs";
 import { sandboxSignature } from "../sandbox/bwrap.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 import { launcherEnv } from "./env.ts";
-import { createPipe } from "./pipes.ts";
-import { signalGroup } from "./process-group.ts";
+import { closeQuietly, createPipe } from "./pipes.ts";
+import { signalGroup, stillRunning } from "./process-group.ts";
 import { helperFd } from "./spawn-helper/helper-binary.ts";
 import { watchdog } from "./watchdog.ts";
 
@@ -47,7 +47,7 @@ export function keptSandbox(run: SandboxRun, cwd: string): Kept {
   const signature = sandboxSignature(run.policy, cwd);
   const views = kept.get(run) ?? [];
   kept.set(run, views);
-  const at = views.findIndex((k) => k.signature === signature && k.proc.exitCode === null && k.proc.signalCode === null);
+  const at = views.findIndex((k) => k.signature === signature && stillRunning(k.proc));
   let entry: Kept;
   if (at >= 0) {
     entry = views.splice(at, 1)[0]!;
@@ -67,7 +67,7 @@ export function keptSandbox(run: SandboxRun, cwd: string): Kept {
  */
 export function lastKeptSandbox(run: SandboxRun): Kept | null {
   const last = kept.get(run)?.at(-1);
-  return last && !last.retired && last.proc.exitCode === null && last.proc.signalCode === null ? last : null;
+  return last && !last.retired && stillRunning(last.proc) ? last : null;
 }
 
 /** The namespace fds of a kept sandbox, user namespace first; `withPid` false leaves the pid namespace out (the command gets its own). */
@@ -150,13 +150,7 @@ function release(k: Kept): void {
   k.holdStdin = -1;
   k.fds = [];
   // A turn later: a start that already has these fds (its await resolved) spawns with them first.
-  setTimeout(() => {
-    for (const fd of fds) {
-      try {
-        closeSync(fd);
-      } catch {}
-    }
-  }, 0);
+  setTimeout(() => fds.forEach(closeQuietly), 0);
 }
 
 /**

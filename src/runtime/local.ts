@@ -1,6 +1,6 @@
 import { closeSync } from "node:fs";
 import type { ProcessHandle, Runtime, SpawnSpec } from "./types.ts";
-import { createPipe } from "./pipes.ts";
+import { closeQuietly, createPipe } from "./pipes.ts";
 import { LocalProcess, spawnChild, type Started } from "./local-process.ts";
 import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
@@ -42,11 +42,7 @@ export async function spawnLocalPipes(spec: SpawnSpec): Promise<ProcessHandle> {
     for (const fd of [outW, errW, stdinR]) if (fd !== null) closeSync(fd);
     return feedStdin(spec, new LocalPipesHandle(started, outR, errR, stdinW));
   } catch (e) {
-    for (const fd of fds) {
-      try {
-        closeSync(fd);
-      } catch {}
-    }
+    fds.forEach(closeQuietly);
     throw e;
   }
 }
@@ -99,9 +95,7 @@ class LocalPipesHandle extends LocalProcess implements ProcessHandle {
     try {
       this.stdinSink?.end();
     } catch {}
-    try {
-      closeSync(this.stdinFd);
-    } catch {}
+    closeQuietly(this.stdinFd);
     this.stdinSink = null;
     this.stdinFd = null;
   }
@@ -111,11 +105,8 @@ class LocalPipesHandle extends LocalProcess implements ProcessHandle {
     this.disposed = true;
     this.limit?.release();
     this.closeStdin();
-    for (const fd of [this.outFd, this.errFd]) {
-      try {
-        closeSync(fd);
-      } catch {}
-    }
+    closeQuietly(this.outFd);
+    closeQuietly(this.errFd);
     watchdog().untrack(this.pgid);
   }
 }

@@ -46,3 +46,10 @@ export function writeAndClose(fd: number, text: string): void {
   }
   write(fd, bytes, () => closeSync(fd));
 }
+
+/** Closes `fd`, already closed or not (cleanup paths). */
+export function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {}
+}

@@ -104,6 +104,11 @@ export function childPids(pid: number): number[] {
   }
 }
 
+/** Whether a child Bun started has not ended yet. */
+export function stillRunning(proc: Bun.Subprocess): boolean {
+  return proc.exitCode === null && proc.signalCode === null;
+}
+
 /** Send `signal` to the group `leader` and to every process group found in its session. */
 export function signalGroup(leader: number, signal: NodeJS.Signals): void {
   const groups = new Set<number>([leader]);

@@ -32,8 +32,7 @@ export class TaskCgroup {
    */
   static configure(options: { persistent: boolean }): void {
     if (options.persistent) markPersistent();
-    if (swept || !cgroupsWanted()) return;
-    swept = true;
+    if (!cgroupsWanted()) return;
     const home = ownCgroupDir("v2");
     if (home) removeDeadHostsFolders(home);
   }
@@ -105,7 +104,7 @@ function ownRoot(): string | null {
   if (!root) return null;
   watchdog().cgroupRoot(root); // a SIGKILLed host's tasks die with it, cgroups and all
   process.once("exit", removeRoot);
-  removeDeadHostsFolders(dirname(root));
+  removeDeadHostsFolders(dirname(root)); // where configure() was not called first
   return root;
 }
 
@@ -116,6 +115,8 @@ function ownRoot(): string | null {
  * nothing is left in it (the kernel refuses to remove a cgroup that still holds a process).
  */
 function removeDeadHostsFolders(home: string): void {
+  if (swept) return; // once per process
+  swept = true;
   for (const host of deadHostFolders(home)) {
     if (!host.persistent) for (const task of taskFolders(host.folder)) new TaskCgroup(task).signal("SIGKILL");
     removeFolder(host.folder);

@@ -1,8 +1,7 @@
-import { closeSync } from "node:fs";
 import type { SandboxRun } from "../sandbox/setup.ts";
 import { madeInNow, planFor, releaseContainment, undoGitPlantsAtExit, type Started } from "./local-process.ts";
-import { createPipe } from "./pipes.ts";
-import { signalGroup } from "./process-group.ts";
+import { closeQuietly, createPipe } from "./pipes.ts";
+import { signalGroup, stillRunning } from "./process-group.ts";
 import { sendRequest, startHelper } from "./spawn-helper/start.ts";
 import type { SpawnSpec } from "./types.ts";
 import { watchdog } from "./watchdog.ts";
@@ -73,7 +72,7 @@ export function claimWarmLauncher(spec: SpawnSpec): ClaimedLauncher | null {
     schedule(kind);
     return null;
   }
-  if (!running(found.started.proc) || found.madeIn !== madeInNow(kind === UNSANDBOXED ? null : kind, spec.cwd)) {
+  if (!stillRunning(found.started.proc) || found.madeIn !== madeInNow(kind === UNSANDBOXED ? null : kind, spec.cwd)) {
     discard(found);
     schedule(kind);
     return null;
@@ -156,14 +155,4 @@ function discard(w: Warm): void {
     watchdog().untrack(w.started.proc.pid);
     releaseContainment(w.started.containment);
   });
-}
-
-function running(proc: Bun.Subprocess): boolean {
-  return proc.exitCode === null && proc.signalCode === null;
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {}
 }
