@@ -133,16 +133,10 @@ describe("cgroups do not pile up", () => {
       for (let i = 0; i < 5; i++) await t.call("bash", { command: "true" });
       const bg = await t.call("bash", { command: "true", run_in_background: true });
       await t.call("task_output", { task_id: bg.task_id, wait: true });
-      // Helpers started ahead (runtime/warm-launcher.ts) wait in cgroups of their own: each
-      // such cgroup holds exactly one process, a helper's child still waiting for its command;
-      // the others are empty, kept for the next tasks (SpareCgroups: 4 at most).
+      // Empty, kept for the next tasks (SpareCgroups: 4 at most).
       const left = readdirSync(folder).filter((d) => d.startsWith("task-"));
-      expect(left.length).toBeLessThanOrEqual(2 + 4);
-      for (const d of left) {
-        const pids = readFileSync(join(folder, d, "cgroup.procs"), "utf8").split("\n").filter(Boolean);
-        expect(pids.length).toBeLessThanOrEqual(1);
-        for (const pid of pids) expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toMatch(/agent-shell-helper-[0-9a-f]+\0start\0/);
-      }
+      expect(left.length).toBeLessThanOrEqual(4);
+      for (const d of left) expect(readFileSync(join(folder, d, "cgroup.procs"), "utf8")).toBe("");
     } finally {
       await t.close();
     }

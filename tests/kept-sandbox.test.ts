@@ -1,9 +1,9 @@
 /**
  * SPEC §18: a sandbox kept per policy, and commands started in it at the price of a spawn
- * (runtime/kept-sandbox.ts, runtime/spawn-helper/, runtime/warm-launcher.ts). A kept sandbox
+ * (runtime/kept-sandbox.ts, runtime/served-spawn.ts, runtime/spawn-helper/). A kept sandbox
  * is reused by every command of its policy, made anew when the roots change, invisible to
- * another policy's commands, and gone with the server; a helper started ahead is invisible to
- * the command it runs. Driven through the compiled binary over MCP.
+ * another policy's commands, and gone with the server; the spawner kept in it is invisible to
+ * the commands it starts. Driven through the compiled binary over MCP.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
@@ -22,23 +22,13 @@ const WHERE = "readlink /proc/self/ns/mnt /proc/self/ns/pid; grep '^0::' /proc/s
 /** Processes of `server`'s kept sandboxes: bwrap and the `hold` it runs as the sandbox's first process. */
 const keptOf = (server: number) => processes().filter((p) => (p.cmdline.includes("/proc/self/fd/4 hold") || p.cmdline.includes("--as-pid-1")) && descendsFrom(p.pid, server));
 
-/** The task cgroups (`task-N`) of the helpers waiting for a command, started ahead by `server`. */
-function waitingCgroups(server: number): string[] {
-  const all = processes();
-  const helpers = all.filter((p) => p.cmdline.includes("agent-shell-helper") && p.cmdline.includes(" start "));
-  // The waiting one is the monitor's child: forked into its cgroup, not exec'd yet.
-  const waiting = helpers.filter((p) => helpers.some((m) => m.pid === p.ppid && m.ppid === server));
-  return waiting.map((p) => /--cgroup \S*\/(task-\d+)/.exec(p.cmdline)?.[1]).filter((c): c is string => !!c);
-}
+/** `server`'s spawners (agent-shell-helper serve), each a child of the server. */
+const spawnersOf = (server: number) => processes().filter((p) => p.ppid === server && p.cmdline.includes("agent-shell-helper") && p.cmdline.includes(" serve "));
 
-async function untilWaiting(server: number, count = 1): Promise<string[]> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const found = waitingCgroups(server);
-    if (found.length >= count) return found;
-    if (Date.now() > deadline) throw new Error("no helper was started ahead");
-    await Bun.sleep(10);
-  }
+/** The parent pid of `pid`, as the host sees it. */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
 }
 
 function descendsFrom(pid: number, ancestor: number): boolean {
@@ -69,7 +59,13 @@ afterAll(async () => {
 
 describe("a kept sandbox per policy", () => {
   test("commands of one policy share its namespaces, each in a task cgroup of its own", async () => {
-    const [a, b] = [await s.call("bash", { command: WHERE }), await s.call("bash", { command: WHERE })];
+    const running = await s.call("bash", { command: `${WHERE}; sleep ${uniqueSleep(440)}`, run_in_background: true });
+    let a = await s.call("task_output", { task_id: running.task_id });
+    for (const deadline = Date.now() + 5000; !a.stdout.includes("0::") && Date.now() < deadline; await Bun.sleep(10)) {
+      a = await s.call("task_output", { task_id: running.task_id });
+    }
+    const b = await s.call("bash", { command: WHERE });
+    await s.call("kill_shell", { task_id: running.task_id });
     const [mntA, pidA, cgA] = a.stdout.trim().split("\n");
     const [mntB, pidB, cgB] = b.stdout.trim().split("\n");
     expect({ mnt: mntB, pid: pidB }).toEqual({ mnt: mntA, pid: pidA });
@@ -116,7 +112,7 @@ describe("a kept sandbox per policy", () => {
 
   test("a hidden path created after the sandbox was built is hidden from the next command", async () => {
     await s.call("bash", { command: "true" });
-    await untilWaiting(s.pid);
+    expect(spawnersOf(s.pid).length).toBeGreaterThan(0); // the sandbox and its spawner are kept
     mkdirSync(laterSecret);
     writeFileSync(join(laterSecret, "key"), "LATER-SECRET\n");
     try {
@@ -128,16 +124,15 @@ describe("a kept sandbox per policy", () => {
     }
   });
 
-  test("nothing of it outlives the server: a normal exit ends the sandbox and the helpers waiting in it", async () => {
+  test("nothing of it outlives the server: a normal exit ends the sandbox and its spawner", async () => {
     const t = await startServer({ cwd: work });
     await t.call("bash", { command: "true" });
-    await untilWaiting(t.pid);
     const kept = keptOf(t.pid).map((p) => p.pid);
-    const helpers = processes().filter((p) => p.cmdline.includes(`agent-shell-${t.pid}/`)).map((p) => p.pid);
+    const spawners = spawnersOf(t.pid).map((p) => p.pid);
     expect(kept.length).toBeGreaterThan(0);
-    expect(helpers.length).toBeGreaterThan(0);
+    expect(spawners.length).toBe(1);
     await t.close();
-    expect(await untilGone(() => processes().filter((p) => [...kept, ...helpers].includes(p.pid)))).toEqual([]);
+    expect(await untilGone(() => processes().filter((p) => [...kept, ...spawners].includes(p.pid)))).toEqual([]);
   });
 
   test("nothing of it outlives a SIGKILL of the server: the watchdog ends the sandbox and what runs in it", async () => {
@@ -146,15 +141,15 @@ describe("a kept sandbox per policy", () => {
     await t.call("bash", { command: `setsid -f sleep ${m}; sleep ${m}`, run_in_background: true });
     const deadline = Date.now() + 5000;
     while (processesMatching(`sleep ${m}`).length < 2 && Date.now() < deadline) await Bun.sleep(10);
-    const kept = keptOf(t.pid).map((p) => p.pid);
-    expect(kept.length).toBeGreaterThan(0);
+    const kept = [...keptOf(t.pid), ...spawnersOf(t.pid)].map((p) => p.pid);
+    expect(kept.length).toBeGreaterThan(1);
     process.kill(t.pid, "SIGKILL");
     await t.close().catch(() => {});
     expect(await waitNoProcess(`sleep ${m}`, 3000)).toEqual([]);
     expect(await untilGone(() => processes().filter((p) => kept.includes(p.pid)))).toEqual([]);
   });
 
-  test("a server killed with its watchdog while helpers are being started leaves none behind", async () => {
+  test("a server killed with its watchdog while its spawner is busy leaves nothing behind", async () => {
     const dir = realpathSync(mkdtempSync("/var/tmp/as-kept-crash-"));
     const servers: number[] = [];
     const left = () => processes().filter((p) => p.cmdline.includes(dir) || servers.some((pid) => p.cmdline.includes(`agent-shell-${pid}/`)));
@@ -169,7 +164,7 @@ describe("a kept sandbox per policy", () => {
         for (const w of watchdogs) process.kill(w.pid, "SIGKILL");
         await t.close().catch(() => {});
       }
-      // A helper whose server died reads an empty request and exits; a sandbox's first process reads end-of-file.
+      // A spawner whose server died reads end-of-file on its control socket, and so does a sandbox's first process.
       expect(await untilGone(left)).toEqual([]);
     } finally {
       for (const p of left()) process.kill(p.pid, "SIGKILL");
@@ -178,27 +173,32 @@ describe("a kept sandbox per policy", () => {
   });
 });
 
-describe("helpers started ahead", () => {
-  // Environment (SHLVL, PWD, OLDPWD included), directory, stdin, exit status: what a command can see.
-  const PROBE = 'env | sort; echo "shlvl=$SHLVL"; pwd; readlink /proc/self/fd/0; exit 7';
-  const cgroupOf = (stdout: string) => /0::\/agent-shell-\d+\/(task-\d+)/.exec(stdout)?.[1];
+describe("the spawner kept per sandbox", () => {
+  // What a command inherits from the process that starts it: signal dispositions and mask, open fds, session.
+  const INHERITED = "grep -E '^(SigBlk|SigIgn|SigCgt):' /proc/self/status; ls /proc/self/fd | sort -n | tr '\\n' ' '; echo; ps -o pid=,pgid=,sid= -p $$ | awk '{print ($1==$2 && $2==$3) ? \"leads its session\" : \"does not lead\"}'";
+  const PROBE = 'echo "shlvl=$SHLVL"; pwd; readlink /proc/self/fd/0; exit 7';
 
   for (const [name, args, env] of [
     ["sandboxed (namespaces)", [], {}],
     ["--sandbox off", ["--sandbox", "off"], {}],
     ["the Landlock level", [], { AGENT_SHELL_SANDBOX_LEVEL: "landlock" }],
   ] as const) {
-    test(`${name}: a command cannot tell a helper started ahead from a direct start, and runs in its task cgroup`, async () => {
+    test(`${name}: one spawner starts every command, as its child, each looking like a fresh \`bash -c\``, async () => {
       const t = await startServer({ cwd: work, args: [...args], env: { ...env } });
       try {
-        const first = await t.call("bash", { command: PROBE });
-        expect(first.exit_code).toBe(7);
+        const reference = Bun.spawnSync(["setsid", "bash", "-c", INHERITED], { stdin: "ignore" }).stdout.toString();
+        const direct = Bun.spawnSync(["bash", "-c", PROBE], { cwd: work, stdin: "ignore" });
         for (let i = 0; i < 3; i++) {
-          const waiting = await untilWaiting(t.pid);
-          const later = await t.call("bash", { command: `grep '^0::' /proc/self/cgroup; ${PROBE}` });
-          expect(waiting).toContain(cgroupOf(later.stdout)!); // it ran in a helper started ahead
-          expect({ ...later, command: PROBE, stdout: later.stdout.replace(/^0::.*\n/, "") }).toEqual({ ...first, duration_ms: later.duration_ms });
+          const r = await t.call("bash", { command: INHERITED });
+          expect(r.stdout).toBe(reference);
+          const probe = await t.call("bash", { command: PROBE });
+          expect([probe.exit_code, probe.stdout]).toEqual([direct.exitCode, direct.stdout.toString()]);
         }
+        const task = await t.call("bash", { command: `sleep ${uniqueSleep(450)}`, run_in_background: true });
+        const spawners = spawnersOf(t.pid);
+        expect(spawners).toHaveLength(1);
+        expect(parentOf(task.pid)).toBe(spawners[0]!.pid);
+        await t.call("kill_shell", { task_id: task.task_id });
       } finally {
         await t.close();
       }
@@ -209,36 +209,39 @@ describe("helpers started ahead", () => {
     const rc = join(work, "bash-env.sh");
     writeFileSync(rc, "echo sourced\n");
     const probe = 'echo "one=${AS_ONE-unset}"';
-    const run = async (env?: Record<string, string>) => {
-      await untilWaiting(s.pid, 2);
-      return (await s.call("bash", { command: probe, ...(env ? { env } : {}) })).stdout;
-    };
-    await s.call("bash", { command: "true" });
+    const run = async (env?: Record<string, string>) => (await s.call("bash", { command: probe, ...(env ? { env } : {}) })).stdout;
     expect(await run({ AS_ONE: "1", BASH_ENV: rc })).toBe("sourced\none=1\n");
     expect(await run()).toBe("one=unset\n");
     expect(await run({ AS_ONE: "2" })).toBe("one=2\n");
     rmSync(rc);
   });
 
-  test("stdin text, a large command and another working directory reach the command", async () => {
-    await untilWaiting(s.pid);
+  test("stdin text, a large command and another working directory reach the command; one too large for a message starts anyway", async () => {
     const r = await s.call("bash", { command: "pwd; cat", stdin: "fed\n", working_directory: join(work, "sub") });
     expect(r.stdout).toBe(`${join(work, "sub")}\nfed\n`);
-    await untilWaiting(s.pid);
-    const long = "x".repeat(70_000);
-    expect((await s.call("bash", { command: `s=${long}; echo \${#s}` })).stdout).toBe("70000\n");
+    for (const size of [70_000, 130_000]) {
+      const long = "x".repeat(size);
+      expect((await s.call("bash", { command: `s=${long}; echo \${#s}` })).stdout).toBe(`${size}\n`);
+    }
   });
 
-  test("a background task in a helper started ahead: what it started still dies with it", async () => {
-    await s.call("bash", { command: "true" });
-    const waiting = await untilWaiting(s.pid);
-    const m = uniqueSleep(460);
-    const task = await s.call("bash", { command: `grep '^0::' /proc/self/cgroup; setsid -f sleep ${m}; sleep ${m}`, run_in_background: true });
-    const deadline = Date.now() + 5000;
-    while (processesMatching(`sleep ${m}`).length < 2 && Date.now() < deadline) await Bun.sleep(10);
-    const out = await s.call("task_output", { task_id: task.task_id });
-    expect(waiting).toContain(cgroupOf(out.stdout)!);
-    expect((await s.call("kill_shell", { task_id: task.task_id })).status).toBe("killed");
-    expect(await waitNoProcess(`sleep ${m}`, 1000)).toEqual([]);
+  test("a spawner killed under its commands: they end as lost, nothing of them is left, and the next command gets a new spawner", async () => {
+    const t = await startServer({ cwd: work });
+    try {
+      const m = uniqueSleep(470);
+      const task = await t.call("bash", { command: `setsid -f sleep ${m}; sleep ${m}`, run_in_background: true });
+      const deadline = Date.now() + 5000;
+      while (processesMatching(`sleep ${m}`).length < 2 && Date.now() < deadline) await Bun.sleep(10);
+      const [spawner] = spawnersOf(t.pid);
+      process.kill(spawner!.pid, "SIGKILL");
+      const out = await t.call("task_output", { task_id: task.task_id, wait: true, timeout: 10 });
+      expect(out.status).toBe("lost");
+      expect(out.lost_reason).toContain("spawner");
+      expect(await waitNoProcess(`sleep ${m}`, 3000)).toEqual([]);
+      expect((await t.call("bash", { command: "echo again" })).stdout).toBe("again\n");
+      expect(spawnersOf(t.pid).map((p) => p.pid)).not.toContain(spawner!.pid);
+    } finally {
+      await t.close();
+    }
   });
 });

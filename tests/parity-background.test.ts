@@ -554,8 +554,8 @@ describe("registry under load", () => {
 
   test("finished tasks and calls do not leak file descriptors in the server", async () => {
     const fds = () => readdirSync(`/proc/${s.pid}/fd`).length;
-    // Launchers started ahead (a bounded few) hold pipes while they wait, and the next one
-    // starts a moment after a call: count once that has settled.
+    // A spawner started on first use, and a task's fds closed a moment after its end: count
+    // once that has settled.
     const settled = async () => {
       let last = -1;
       let now = fds();

@@ -187,11 +187,11 @@ describe("bash process environment", () => {
     expect(r.stdout).toBe("fed\nlines");
   });
 
-  test("the command runs in a session and process group of its own, led by its monitor, with no controlling terminal", async () => {
-    const r = await unsandboxed.call("bash", { command: "cut -d' ' -f4,5,6,7 /proc/$$/stat" });
-    const [parent, pgrp, session, ttyNr] = r.stdout.trim().split(" ");
-    expect(pgrp).toBe(parent); // the spawn helper's monitor, which ends as the command ends
-    expect(session).toBe(parent);
+  test("the command runs in a session and process group of its own, which it leads, with no controlling terminal", async () => {
+    const r = await unsandboxed.call("bash", { command: "cut -d' ' -f1,5,6,7 /proc/$$/stat" });
+    const [pid, pgrp, session, ttyNr] = r.stdout.trim().split(" ");
+    expect(pgrp).toBe(pid); // its bash leads them: the pid results show is the command's own
+    expect(session).toBe(pid);
     expect(ttyNr).toBe("0");
     expect(Number(pgrp)).not.toBe(s.pid);
   });

@@ -15,7 +15,7 @@ import { FarHosts } from "./far/far-hosts.ts";
 import { splitId } from "./far/task-ids.ts";
 import { type GroupRead, readAcrossHosts } from "./far/across-hosts.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
-import { closeWarmLaunchers } from "../runtime/warm-launcher.ts";
+import { closeSpawners } from "../runtime/served-spawn.ts";
 import { closeKeptSandboxes, keepSandboxesForTasks } from "../runtime/kept-sandbox.ts";
 import { configureHelper } from "../runtime/spawn-helper/helper-binary.ts";
 import { TaskCgroup } from "../runtime/task-cgroup.ts";
@@ -354,7 +354,7 @@ export class ToolHost {
       if (this.sshHosts.active) await within(Promise.all(this.registry.list().map((t) => t.ended)), REMOTE_CLEANUP_MS);
       await this.sshHosts.close();
       await this.farHosts.close();
-      closeWarmLaunchers();
+      closeSpawners();
       closeKeptSandboxes({ kill: !this.owner.persistent });
       this.owner.close();
       if (--openHosts === 0) watchdogClosedCleanly();

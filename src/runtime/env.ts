@@ -98,7 +98,7 @@ export function childEnv(overrides?: Record<string, string>, options: InheritOpt
 
 /**
  * The environment of a launcher that runs before the sandbox is in force (bwrap, the
- * Landlock launcher, a launcher started ahead): the server's own inherited environment with
+ * spawn helper and spawners): the server's own inherited environment with
  * nothing that changes how a program loads. The command's environment reaches it another way.
  */
 export function launcherEnv(): Record<string, string> {

@@ -61,15 +61,6 @@ export function keptSandbox(run: SandboxRun, cwd: string): Kept {
   return entry;
 }
 
-/**
- * The kept sandbox `run`'s last command entered, if it still runs: what a helper started ahead
- * enters without looking at the files again (its claim does: madeInNow).
- */
-export function lastKeptSandbox(run: SandboxRun): Kept | null {
-  const last = kept.get(run)?.at(-1);
-  return last && !last.retired && stillRunning(last.proc) ? last : null;
-}
-
 /** The namespace fds of a kept sandbox, user namespace first; `withPid` false leaves the pid namespace out (the command gets its own). */
 export async function namespacesOf(entry: Kept, withPid: boolean): Promise<number[]> {
   const fds = await entry.namespaces;

@@ -4,6 +4,8 @@ import { dlopen, FFIType } from "bun:ffi";
 interface Libc {
   pipe2(fds: number, flags: number): number;
   flock(fd: number, op: number): number;
+  socketpair(domain: number, type: number, protocol: number, fds: number): number;
+  sendmsg(fd: number, message: number, flags: number): number;
 }
 
 let symbols: Libc | null = null;
@@ -12,6 +14,8 @@ export function libc(): Libc {
   symbols ??= dlopen(process.platform === "darwin" ? "libc.dylib" : "libc.so.6", {
     pipe2: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
     flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+    socketpair: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
+    sendmsg: { args: [FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.i64_fast },
   }).symbols as unknown as Libc;
   return symbols;
 }

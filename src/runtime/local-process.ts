@@ -8,7 +8,7 @@ import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
 import { PidsLimit } from "./pids-limit.ts";
 import { watchdog } from "./watchdog.ts";
-import { keptSandbox, lastKeptSandbox, namespacesOf } from "./kept-sandbox.ts";
+import { keptSandbox, namespacesOf } from "./kept-sandbox.ts";
 import { sendRequest, startHelper, type HelperPlan, type StdioOptions } from "./spawn-helper/start.ts";
 
 export type { StdioOptions } from "./spawn-helper/start.ts";
@@ -24,9 +24,19 @@ export interface Containment {
   limit: PidsLimit | null;
 }
 
+/** What LocalProcess needs of a child: a Bun.Subprocess, or a command a spawner started (ServedChild). */
+export interface ChildProcess {
+  readonly pid: number;
+  readonly exited: Promise<unknown>;
+  readonly exitCode: number | null;
+  readonly signalCode: NodeJS.Signals | number | null;
+  /** Set when its status can never be known (ServedChild). */
+  readonly lost?: string | null;
+}
+
 /** A started child, and what holds it. */
-export interface Started {
-  proc: Bun.Subprocess;
+export interface Started<P extends ChildProcess = ChildProcess> {
+  proc: P;
   containment: Containment;
 }
 
@@ -37,7 +47,7 @@ export interface Started {
  * validated working directory with the call's environment. Registered with the watchdog
  * before anything else can happen.
  */
-export async function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Promise<Started> {
+export async function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Promise<Started<Bun.Subprocess>> {
   const { plan, containment } = await planFor(spec.sandbox ?? null, spec.cwd);
   let proc: Bun.Subprocess;
   try {
@@ -56,13 +66,11 @@ export async function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Promise<
 /**
  * The helper's plan for a command under `run` (null: unsandboxed) in `cwd`, with a new task
  * cgroup and process limit. A helper started with it runs nothing until it gets its request.
- * `madeIn` is what it is made in: the kept sandbox, or the Landlock ruleset. `ahead`: for a
- * helper started ahead of its command (warm-launcher.ts).
+ * `madeIn` is what it is made in: the kept sandbox, or the Landlock ruleset.
  */
-export async function planFor(run: SandboxRun | null, cwd: string, ahead = false): Promise<{ plan: HelperPlan; containment: Containment; madeIn: unknown }> {
-  const cgroup = TaskCgroup.create();
-  const limit = PidsLimit.create();
-  const containment: Containment = { cgroup, limit, ownPidNamespace: false };
+export async function planFor(run: SandboxRun | null, cwd: string): Promise<{ plan: HelperPlan; containment: Containment; madeIn: unknown }> {
+  const containment = newContainment();
+  const { cgroup, limit } = containment;
   const plan: HelperPlan = { pids: limit?.tasksFile ?? null, cgroup: cgroup?.path ?? null, namespaces: [], ownPidNamespace: false, dropCapabilities: false, landlock: null, seccomp: null };
   let madeIn: unknown = null;
   try {
@@ -72,8 +80,7 @@ export async function planFor(run: SandboxRun | null, cwd: string, ahead = false
       if (run.level === "namespaces") {
         // Without a task cgroup, a pid namespace of its own holds the task (SPEC §14).
         plan.ownPidNamespace = containment.ownPidNamespace = cgroup === null;
-        // Ahead of its command, the sandbox in use: the claim checks it against the files.
-        const kept = (ahead && lastKeptSandbox(run)) || keptSandbox(run, cwd);
+        const kept = keptSandbox(run, cwd);
         madeIn = kept;
         plan.namespaces = await namespacesOf(kept, !plan.ownPidNamespace);
       } else {
@@ -87,7 +94,12 @@ export async function planFor(run: SandboxRun | null, cwd: string, ahead = false
   return { plan, containment, madeIn };
 }
 
-/** What a command under `run` in `cwd` would be made in now (see planFor): a helper started ahead serves it only if it was made in the same. */
+/** A new task cgroup and process limit (each null where this machine offers none). */
+export function newContainment(): Containment {
+  return { cgroup: TaskCgroup.create(), limit: PidsLimit.create(), ownPidNamespace: false };
+}
+
+/** What a command under `run` in `cwd` is made in now (see planFor): its spawner is the one made in the same (served-spawn.ts). */
 export function madeInNow(run: SandboxRun | null, cwd: string): unknown {
   if (!run) return null;
   return run.level === "namespaces" ? keptSandbox(run, cwd) : landlockRuleset(run.policy);
@@ -100,7 +112,7 @@ export function releaseContainment(c: Containment): void {
 }
 
 /** A sandboxed command's plants in git's control files are undone when it ends (sandbox/git-guard.ts). */
-export function undoGitPlantsAtExit(proc: Bun.Subprocess, run: SandboxRun): void {
+export function undoGitPlantsAtExit(proc: ChildProcess, run: SandboxRun): void {
   const roots = run.policy.workspaceRoots;
   const before = gitState(roots);
   void proc.exited.then(() => undoGitPlants(roots, before));
@@ -136,6 +148,7 @@ export abstract class LocalProcess {
     this.limit = containment.limit;
     this.exited = proc.exited.then(() => {
       this.leaderExited = true;
+      if (proc.lost) return { code: null, signal: null, lost: proc.lost };
       return { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };
     });
   }

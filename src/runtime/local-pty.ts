@@ -52,7 +52,7 @@ class LocalPtyHandle extends LocalProcess implements ProcessHandle {
   private disposed = false;
 
   constructor(
-    started: Started,
+    started: Started<Bun.Subprocess>,
     readonly stdout: ReadableStream<Uint8Array>,
     private endStream: () => void,
   ) {

@@ -5,7 +5,7 @@ import { LocalProcess, spawnChild, type Started } from "./local-process.ts";
 import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
 import { spawnLocalPty } from "./local-pty.ts";
-import { claimWarmLauncher } from "./warm-launcher.ts";
+import { spawnServed } from "./served-spawn.ts";
 
 /**
  * Local processes on real pipes. Every child leads its own session and process group
@@ -23,7 +23,7 @@ export class LocalRuntime implements Runtime {
 }
 
 export async function spawnLocalPipes(spec: SpawnSpec): Promise<ProcessHandle> {
-  const built = claimWarmLauncher(spec);
+  const built = await spawnServed(spec);
   if (built) return feedStdin(spec, new LocalPipesHandle(built.started, built.stdout, built.stderr, built.stdin));
   const fds: number[] = [];
   try {

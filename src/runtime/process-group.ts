@@ -105,7 +105,7 @@ export function childPids(pid: number): number[] {
 }
 
 /** Whether a child Bun started has not ended yet. */
-export function stillRunning(proc: Bun.Subprocess): boolean {
+export function stillRunning(proc: { exitCode: number | null; signalCode: unknown }): boolean {
   return proc.exitCode === null && proc.signalCode === null;
 }
 

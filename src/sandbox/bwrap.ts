@@ -86,7 +86,7 @@ function emptyFile(stateRoot: string): string {
 /**
  * The hidden paths that exist now (and whether each is a directory): what the mounts
  * covering them look like. Nothing can create one of them from inside, but one created
- * outside after a sandbox was built is not covered in it (runtime/warm-launcher.ts checks).
+ * outside after a sandbox was built is not covered in it (sandboxSignature tells).
  */
 function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string; directory: boolean }[] {
   const found: { path: string; directory: boolean }[] = [];
@@ -126,7 +126,7 @@ export function keptSandboxCommand(bwrap: string, policy: SandboxPolicy, first: 
 }
 
 /**
- * What a sandbox is built over, for a launcher started ahead (runtime/warm-launcher.ts): the
+ * What a kept sandbox is built over (runtime/kept-sandbox.ts), checked before every command: the
  * hidden paths, the git files it protects and the writable roots, each as the very file it
  * was (device, inode, birth). A secret or `.git/config` replaced outside since (a new file
  * at the same path), or a root removed and made again, is a new file: the old sandbox would

@@ -124,7 +124,7 @@ export class Sandbox {
     return { label: mode, level: run.level, run };
   }
 
-  /** One run per policy: a run keeps its sandbox built ahead (runtime/warm-launcher.ts) between calls. */
+  /** One run per policy: a run keeps its sandbox (runtime/kept-sandbox.ts) and spawner (runtime/served-spawn.ts) between calls. */
   private cached(key: string, make: () => SandboxRun): SandboxRun {
     let run = this.cache.get(key);
     if (!run) {

@@ -20,6 +20,18 @@
  *     --own-pid-ns (where no task cgroup holds a task): the command runs as pid 2 of a pid
  *     namespace of its own, with its own /proc, whose init ends everything when it ends.
  *
+ *   agent-shell-helper serve [--ns FD]... [--drop-caps] [--landlock FD] [--seccomp FD]
+ *                            --control FD --status FD
+ *     The spawner kept per sandbox (runtime/spawner.ts): it enters the namespaces and restricts
+ *     itself once (capabilities, Landlock, seccomp: every command inherits them, so no filter
+ *     is compiled per command), then serves requests. A request is one message on the control
+ *     socket: the command's request (as above) with its stdout, stderr, task cgroup, process
+ *     limit and stdin as fds (SCM_RIGHTS). The command is cloned straight into its task cgroup,
+ *     joins its process limit, leads its own session and execs; it is the spawner's child, so
+ *     no monitor stands between it and its status. The status pipe gets, per request, its pid
+ *     (or the errno of a failed start), and for each command its wait status when it ends.
+ *     It ends when the control socket closes, or when the server dies (PR_SET_PDEATHSIG).
+ *
  * Nothing here reads the environment: the server runs it with the launcher environment, and
  * the command's environment comes in the request. Being static, no loader variable acts on it.
  * Every failure before exec exits 125 (the sandbox could not be entered) with a message; the
@@ -45,6 +57,8 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -235,12 +249,8 @@ static int exec_on_path(const char *name, char **argv, char **envp, const char *
   return seen_eacces ? EACCES : ENOENT;
 }
 
-/* Reads the request, enters its working directory (the very one validated) and execs. */
-static void run_request(int request_fd) {
-  size_t len;
-  char *req = read_all(request_fd, &len);
-  close(request_fd);
-  if (len == 0) _exit(CANNOT_ENTER); /* the server gave up on this start */
+/* Enters the request's working directory (the very one validated) and execs its command. */
+static void exec_request(char *req, size_t len) {
   char *end = req + len, *p = req;
   const char *cwd = p;
   p += strlen(p) + 1;
@@ -279,6 +289,15 @@ static void run_request(int request_fd) {
   _exit(err == ENOENT ? 127 : 126);
 }
 
+/* Reads the request up to EOF, then exec_request. */
+static void run_request(int request_fd) {
+  size_t len;
+  char *req = read_all(request_fd, &len);
+  close(request_fd);
+  if (len == 0) _exit(CANNOT_ENTER); /* the server gave up on this start */
+  exec_request(req, len);
+}
+
 struct options {
   const char *pids;
   const char *cgroup;
@@ -289,6 +308,7 @@ struct options {
   int landlock;
   int seccomp;
   int request;
+  int control;
 };
 
 /* The command's own restrictions, then its request. */
@@ -409,6 +429,140 @@ static int start(struct options *o) {
   return 0;
 }
 
+/*
+ * serve: the spawner. What the status pipe says (runtime/spawner.ts reads it): three int32s,
+ * one write each (atomic on a pipe).
+ */
+enum { STARTED = 1, FAILED = 2, ENDED = 3 };
+static int status_fd = -1;
+
+static void report(int kind, int pid, int value) {
+  int32_t record[3] = {kind, pid, value};
+  if (write(status_fd, record, sizeof record) != (ssize_t)sizeof record) _exit(0); /* the server is gone */
+}
+
+/* A request's fds (SCM_RIGHTS): at most these, named in order by the message's first field. */
+#define MAX_FDS 5
+/* A message's size at most (runtime/spawner.ts starts a larger request the usual way). */
+#define MAX_MESSAGE (128 * 1024)
+
+/* The command of one request, in the child: its stdio, its process limit, a session of its own, then exec_request. */
+static void become_served_command(char *req, size_t len, int out, int err, int pids, int in) {
+  if (dup2(out, 1) < 0 || dup2(err, 2) < 0 || (in >= 0 && dup2(in, 0) < 0)) _exit(CANNOT_ENTER);
+  if (pids >= 0 && write(pids, "0", 1) != 1) die("joining the process limit");
+  if (setsid() < 0) die("setsid");
+  exec_request(req, len);
+}
+
+/* Reads one request and starts its command; an empty read means the server closed the socket. */
+static void serve_request(int control) {
+  static char buf[MAX_MESSAGE + 1];
+  union {
+    char space[CMSG_SPACE(MAX_FDS * sizeof(int))];
+    struct cmsghdr align;
+  } cbuf;
+  struct iovec iov = {buf, MAX_MESSAGE};
+  struct msghdr msg;
+  memset(&msg, 0, sizeof msg);
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = cbuf.space;
+  msg.msg_controllen = sizeof cbuf.space;
+  ssize_t n = recvmsg(control, &msg, MSG_CMSG_CLOEXEC);
+  if (n == 0) _exit(0);
+  if (n < 0) {
+    if (errno == EINTR || errno == EAGAIN) return;
+    _exit(0);
+  }
+  buf[n] = 0;
+  int fds[MAX_FDS], nfds = 0;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < k; i++) {
+      int fd;
+      memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      if (nfds < MAX_FDS) fds[nfds++] = fd;
+      else close(fd);
+    }
+  }
+  /* The first field names the fds in order: o stdout, e stderr, c task cgroup, p process limit, i stdin. */
+  int out = -1, err = -1, cgroup = -1, pids = -1, in = -1;
+  size_t names = strlen(buf);
+  int bad = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || names >= (size_t)n || names != (size_t)nfds;
+  for (size_t i = 0; !bad && i < names; i++) {
+    int *slot = buf[i] == 'o' ? &out : buf[i] == 'e' ? &err : buf[i] == 'c' ? &cgroup : buf[i] == 'p' ? &pids : buf[i] == 'i' ? &in : NULL;
+    if (slot) *slot = fds[i];
+    else bad = 1;
+  }
+  long child = -1;
+  if (!bad && out >= 0 && err >= 0) {
+    struct clone_args args;
+    memset(&args, 0, sizeof args);
+    args.exit_signal = SIGCHLD;
+    if (cgroup >= 0) {
+      args.flags |= CLONE_INTO_CGROUP;
+      args.cgroup = (uint64_t)cgroup;
+    }
+    child = syscall(SYS_clone3, &args, sizeof args);
+    if (child < 0 && (errno == ENOSYS || errno == EINVAL || errno == E2BIG)) {
+      struct options plain = {.landlock = -1, .seccomp = -1, .request = -1};
+      child = fork_the_old_way(&plain, cgroup);
+    }
+    if (child == 0) become_served_command(buf + names + 1, (size_t)n - names - 1, out, err, pids, in);
+  } else errno = EINVAL;
+  int failure = errno;
+  for (int i = 0; i < nfds; i++) close(fds[i]);
+  if (child > 0) report(STARTED, (int)child, 0);
+  else report(FAILED, 0, failure);
+}
+
+/* Reports every ended child. */
+static void reap(void) {
+  int status;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) report(ENDED, pid, status);
+}
+
+__attribute__((noreturn)) static void serve(struct options *o, int control) {
+  /* Its children are born unreadable and untraceable until their exec: no command in the
+     sandbox can attach to one that holds another task's cgroup and limit fds. */
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  struct sigaction ignore;
+  memset(&ignore, 0, sizeof ignore);
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, NULL); /* a write to a gone server fails instead */
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, NULL);
+  int ended = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (ended < 0) die("signalfd");
+  for (int i = 0; i < o->ns_count; i++) {
+    if (setns(o->ns[i], 0) < 0) die("entering the sandbox");
+    close(o->ns[i]);
+  }
+  if (o->drop_caps) drop_capabilities();
+  if (o->drop_caps || o->landlock >= 0 || o->seccomp >= 0)
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("no_new_privs");
+  if (o->landlock >= 0) apply_landlock(o->landlock);
+  if (o->seccomp >= 0) apply_seccomp(o->seccomp);
+  struct pollfd watch[2] = {{control, POLLIN, 0}, {ended, POLLIN, 0}};
+  for (;;) {
+    if (poll(watch, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      die("poll");
+    }
+    if (watch[1].revents) {
+      struct signalfd_siginfo info;
+      while (read(ended, &info, sizeof info) > 0) {
+      }
+      reap();
+    }
+    if (watch[0].revents) serve_request(control);
+  }
+}
+
 static volatile sig_atomic_t child_ended;
 static void on_child(int sig) {
   (void)sig;
@@ -459,11 +613,12 @@ static int hold(void) {
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "hold") == 0) return hold();
-  if (argc < 2 || strcmp(argv[1], "start") != 0) {
-    say("usage: agent-shell-helper hold | start [options] --request FD", NULL, NULL);
+  if (argc < 2 || (strcmp(argv[1], "start") != 0 && strcmp(argv[1], "serve") != 0)) {
+    say("usage: agent-shell-helper hold | start [options] --request FD | serve [options] --control FD --status FD", NULL, NULL);
     return 2;
   }
-  struct options o = {.landlock = -1, .seccomp = -1, .request = -1};
+  int serving = argc >= 2 && strcmp(argv[1], "serve") == 0;
+  struct options o = {.landlock = -1, .seccomp = -1, .request = -1, .control = -1};
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -476,6 +631,15 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--landlock") == 0) o.landlock = atoi(v), i++;
     else if (strcmp(a, "--seccomp") == 0) o.seccomp = atoi(v), i++;
     else if (strcmp(a, "--request") == 0) o.request = atoi(v), i++;
+    else if (strcmp(a, "--control") == 0) o.control = atoi(v), i++;
+    else if (strcmp(a, "--status") == 0) status_fd = atoi(v), i++;
+  }
+  if (serving) {
+    if (o.control < 0 || status_fd < 0) {
+      say("serve needs --control FD and --status FD", NULL, NULL);
+      return 2;
+    }
+    serve(&o, o.control);
   }
   if (o.request < 0) {
     say("start needs --request FD", NULL, NULL);

@@ -35,8 +35,9 @@ export interface StdioOptions {
 
 /**
  * Starts the helper for `plan`. It leads its own session (`detached`), runs with the launcher
- * environment in `/`, and waits for its request on the returned fd (sendRequest): a helper
- * started ahead of its command is ready but runs nothing until then.
+ * environment in `/`, and waits for its request on the returned fd (sendRequest). Terminal
+ * commands, and commands where no task cgroup can be made, start this way; the others through
+ * a kept spawner (spawner.ts).
  */
 export function startHelper(plan: HelperPlan, stdio: StdioOptions): { proc: Bun.Subprocess; request: number } {
   const args = [helperPath(), "start", "--request", "3"];
@@ -89,7 +90,7 @@ export function encodeRequest(spec: SpawnSpec): string {
 }
 
 /** The launcher environment, and this server's owner marker: a recovered registry knows its tasks' monitors by it (SPEC §14). */
-function helperEnv(): Record<string, string> {
+export function helperEnv(): Record<string, string> {
   env ??= { ...launcherEnv(), [OWNER_MARKER]: OWNER_TOKEN };
   return env;
 }
