@@ -47,6 +47,25 @@ test("tasks started in a burst: each log file exists when task_output names it a
   }
 });
 
+test("silent tasks started in a burst, past the folders made ahead: logs made off the event loop exist, private, when task_output first names them; no fd stays open", async () => {
+  const fds = () => readdirSync(`/proc/${s.pid}/fd`).length;
+  const before = fds();
+  // Some end before their folder is made: their log files are made (empty) and closed all the same.
+  const started = await Promise.all(Array.from({ length: 40 }, (_, i) => s.call("bash", { command: i % 2 ? "true" : "sleep 0.3", run_in_background: true })));
+  const outputs = await Promise.all(started.map((t) => s.call("task_output", { task_id: t.task_id })));
+  for (const out of outputs) {
+    expect(statSync(dirname(out.stdout_path)).mode & 0o777).toBe(0o700);
+    for (const stream of ["stdout", "stderr"]) {
+      expect(statSync(out[`${stream}_path`]).mode & 0o777).toBe(0o600);
+      expect(readFileSync(out[`${stream}_path`], "utf8")).toBe("");
+    }
+  }
+  for (const t of started) expect((await s.call("task_output", { task_id: t.task_id, wait: true })).exit_code).toBe(0);
+  const deadline = Date.now() + 3000;
+  while (fds() > before + 4 && Date.now() < deadline) await Bun.sleep(20);
+  expect(fds()).toBeLessThanOrEqual(before + 4); // a spawner's and a task cgroup's fds may come and go
+});
+
 /** The `.spare-*` folders in `tasksDir` once at least one is there (they are made once the server is quiet), with their inodes. */
 async function sparesIn(tasksDir: string): Promise<Map<number, string>> {
   const deadline = Date.now() + 5000;

@@ -10,10 +10,11 @@ export function findTask(ctx: ToolContext, id: string): Task {
 }
 
 /**
- * Tasks as they are once every kill that made its task's end certain has been recorded: a
- * task killed a moment ago (kill_shell answers before its exit has travelled here) is read
- * with its exit status and its last output, within a millisecond.
+ * Tasks as they are once every kill that made its task's end certain has been recorded (a
+ * task killed a moment ago, kill_shell answers before its exit has travelled here, is read
+ * with its exit status and its last output, within a millisecond) and their log files exist
+ * (a task just started in a burst: made off the event loop, within a few milliseconds).
  */
 export async function settled(tasks: Task[]): Promise<void> {
-  await Promise.all(tasks.filter((t) => t.endCertain && t.running).map((t) => t.ended));
+  await Promise.all([...tasks.filter((t) => t.endCertain && t.running).map((t) => t.ended), ...tasks.map((t) => t.logsReady)]);
 }

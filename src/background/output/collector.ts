@@ -30,7 +30,7 @@ export class Collector {
       /* a read error ends the stream like EOF */
     } finally {
       this.finished = true;
-      this.sink.spool?.close();
+      this.sink.spool?.end();
     }
   }
 

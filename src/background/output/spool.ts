@@ -23,6 +23,8 @@ export class Spool {
   private started = false;
   /** The log file was created (it may still be empty). */
   private created = false;
+  /** The stream has ended (until a restart in place reopens it): no fd stays open. */
+  private ended = false;
 
   constructor(
     readonly path: string,
@@ -57,7 +59,7 @@ export class Spool {
 
   /** Create the file now (background tasks), so the first output does not pay for it. */
   open(): void {
-    if (!this.started && this.startAfter === 0) this.createFile();
+    if (!this.started && this.startAfter === 0 && this.createFile() && this.ended) this.close();
   }
 
   private createFile(): boolean {
@@ -200,12 +202,19 @@ export class Spool {
 
   /** Appends again after close() (a task restarted in place writes on into the same file). */
   reopen(): void {
+    this.ended = false;
     if (this.fd !== null || this.error !== null || !this.started) return;
     try {
       this.fd = openSync(this.path, "a", 0o600);
     } catch (e) {
       this.fail(`cannot reopen spool file ${this.path}: ${(e as Error).message}`);
     }
+  }
+
+  /** The stream has ended: the file is closed, and one made later (open) is closed at once. */
+  end(): void {
+    this.ended = true;
+    this.close();
   }
 
   close(): void {

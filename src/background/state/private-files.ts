@@ -16,7 +16,7 @@ const uid = () => process.getuid?.() ?? -1;
  * or a file made 0600 has exactly that mode, and the chmod that would make it exact is
  * skipped (each is a journaled write, ~0.3 ms here).
  */
-const umaskKeepsOwnerBits = (process.umask() & 0o700) === 0;
+export const umaskKeepsOwnerBits = (process.umask() & 0o700) === 0;
 
 /** Owner folders already verified (and where they really are): every folder made below one must stay inside it. */
 const roots = new Map<string, string>();

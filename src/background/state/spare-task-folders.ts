@@ -1,6 +1,7 @@
-import { closeSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { closeSync, constants, readdirSync, renameSync, rmSync } from "node:fs";
+import { mkdir, open } from "node:fs/promises";
 import { join } from "node:path";
-import { makePrivateDir, openPrivateAppend } from "./private-files.ts";
+import { makePrivateDir, openPrivateAppend, umaskKeepsOwnerBits } from "./private-files.ts";
 
 /** How many are kept ready: the first starts of a burst, and every start at an agent's pace. */
 const KEPT = 4;
@@ -38,6 +39,23 @@ export class SpareTaskFolders {
       }
     }
     return false;
+  }
+
+  /**
+   * Makes `target` and its empty logs off the event loop, when no spare was ready (a burst):
+   * the kernel's work then runs on another core, and the start is answered meanwhile. Only
+   * what is not there yet is made (a new folder, files created exclusively, no link followed);
+   * anything else is left to the spools, which make their files on first use and say why not.
+   */
+  async makeOffLoop(target: string): Promise<void> {
+    if (!umaskKeepsOwnerBits) return; // modes would need a chmod each: the spools do it
+    try {
+      await mkdir(target, { mode: 0o700 });
+    } catch {
+      return; // there already (or not possible): the spools check what is there
+    }
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+    await Promise.all(["stdout.log", "stderr.log"].map((name) => open(join(target, name), flags, 0o600).then((f) => f.close(), () => {})));
   }
 
   /** Removes what is ready and stops making more (the owner folder is closing). */

@@ -89,9 +89,13 @@ export class OwnerFolder {
     return join(this.dir, "tasks", id);
   }
 
-  /** Makes task `id`'s folder and its empty logs now from ones made ahead, when they are ready (else the spools make them). */
-  makeTaskDir(id: string): void {
-    this.spareTaskFolders.claim(this.taskDir(id));
+  /**
+   * Makes task `id`'s folder and its empty logs: now from ones made ahead when they are ready,
+   * else off the event loop (resolves once they exist, or could not be made: then the spools make them).
+   */
+  makeTaskDir(id: string): Promise<void> | null {
+    const dir = this.taskDir(id);
+    return this.spareTaskFolders.claim(dir) ? null : this.spareTaskFolders.makeOffLoop(dir);
   }
 
   /** A fresh folder for one foreground call's spooled output. */

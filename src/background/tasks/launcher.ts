@@ -86,11 +86,15 @@ export class Launcher {
       task.removeLogs();
       throw e;
     }
-    // A background task's log files exist before its start is answered: renamed into place
-    // from ones made ahead, or made now. After the spawn, so the process starts sooner (its
-    // first output waits in its pipe meanwhile).
-    if (id && !req.spec.tty) this.owner.makeTaskDir(id);
-    if (req.background) for (const s of [task.stdout, task.stderr]) s.spool?.open();
+    // A background task's log files exist from launch: renamed into place from ones made
+    // ahead, or made off the event loop (task_output and task_list wait for them). After the
+    // spawn, so the process starts sooner. Output that comes first makes its file at once.
+    const made = id && !req.spec.tty ? this.owner.makeTaskDir(id) : null;
+    const openSpools = () => {
+      for (const s of [task.stdout, task.stderr]) s.spool?.open();
+    };
+    if (made) task.logsReady = made.then(openSpools);
+    else if (req.background) openSpools(); // (foreground output is spooled only when long)
     // Merged `logs` need the order of stdout and stderr writes (not for a tty: one stream).
     if (req.background && !req.spec.tty) {
       const order = recordWriteOrder(join(logDir, WRITE_ORDER_FILE), task.stdout, task.stderr);

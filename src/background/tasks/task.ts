@@ -78,6 +78,8 @@ export class Task {
   readonly terminal?: TerminalScreen;
   readonly keepStdinOpen: boolean;
   readonly sandbox?: TaskSandbox;
+  /** Resolves once a background task's log files exist (SPEC §5: from launch); results with their paths wait for it. */
+  logsReady: Promise<void> = Promise.resolve();
   /** Resolves when the task has ended and its output is complete. */
   ended: Promise<void>;
   private taskId: string | null = null;
