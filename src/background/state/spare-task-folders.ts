@@ -52,7 +52,7 @@ export class SpareTaskFolders {
     try {
       await mkdir(target, { mode: 0o700 });
     } catch {
-      return; // there already (or not possible): the spools check what is there
+      return; // there already (or not possible): the spools check what is there, and say why not
     }
     const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
     await Promise.all(["stdout.log", "stderr.log"].map((name) => open(join(target, name), flags, 0o600).then((f) => f.close(), () => {})));

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { OWNER_TOKEN } from "../../runtime/env.ts";
 import { processStartTime } from "../../runtime/process-group.ts";
 import type { Task, TaskInfo, TaskSandbox, TaskStatus } from "../tasks/task.ts";
-import { makePrivateDir, writePrivateFile, writePrivateFileAsync } from "./private-files.ts";
+import { makePrivateDir, writePrivateFile, rewritePrivateFileAsync, writePrivateFileAsync } from "./private-files.ts";
 
 /** What `<owner>/tasks/<id>/meta.json` records, rewritten on every transition: the task's info, then its state. */
 export interface TaskMeta extends TaskInfo {
@@ -89,14 +89,17 @@ export function writeMeta(dir: string, meta: TaskMeta): void {
 /**
  * writeMeta with the file written off the event loop (the folder is checked, or made, first).
  * A crash during a task's first record may leave it unreadable: readers skip it, as they
- * would a task not yet recorded. Later records are replaced atomically.
+ * would a task not yet recorded. Later records are replaced atomically, unless `inPlace`
+ * (a private registry's records, which only a sweep after a crash reads): then rewritten
+ * where they are, making no new inode.
  */
-export async function writeMetaAsync(dir: string, meta: TaskMeta): Promise<void> {
+export async function writeMetaAsync(dir: string, meta: TaskMeta, opts: { inPlace?: boolean } = {}): Promise<void> {
   try {
     makePrivateDir(dir); // made with the log files: only checked here
     const text = JSON.stringify(meta, null, 2);
     // A task's first record replaces nothing: written in place, without a temporary file and rename.
     if (await writePrivateFileAsync(join(dir, "meta.json"), text, { onlyIfAbsent: true })) return;
+    if (opts.inPlace && (await rewritePrivateFileAsync(join(dir, "meta.json"), text))) return;
     const tmp = join(dir, "meta.json.tmp");
     await writePrivateFileAsync(tmp, text);
     await rename(tmp, join(dir, "meta.json"));

@@ -125,7 +125,9 @@ export class Registry {
     if (this.options.owner.closed) return;
     const meta = metaOf(task);
     const dir = this.options.owner.taskDir(task.id!);
-    const write = (this.metaWrites.get(task) ?? Promise.resolve()).then(() => (this.options.owner.closed ? undefined : writeMetaAsync(dir, meta)));
+    // After the task's folder is made (off the event loop in a burst), not in its stead.
+    const inPlace = !this.options.owner.persistent;
+    const write = (this.metaWrites.get(task) ?? task.logsReady).then(() => (this.options.owner.closed ? undefined : writeMetaAsync(dir, meta, { inPlace })));
     this.metaWrites.set(task, write);
     void write.then(() => {
       if (this.metaWrites.get(task) === write) this.metaWrites.delete(task);
