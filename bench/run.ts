@@ -471,7 +471,7 @@ function table(r: any): string {
     ["`bash true` raw floor: Bun.spawn bash -c, pipes read (p50 / p99)", `${f(c.raw.p50)} / ${f(c.raw.p99)} ms`, "", ""],
     ["`bash true` bwrap-per-command floor: Bun.spawn of the default sandbox's bwrap command line (p50 / p99)", `${f(c.raw_bwrap.p50)} / ${f(c.raw_bwrap.p99)} ms`, "", ""],
     [
-      "`bash true` containment floor: the spawn helper started directly (kept sandbox, task cgroup, process limit; no tool, no MCP) / unsandboxed (p50)",
+      "`bash true` containment floor: the kept spawner used directly (kept sandbox, task cgroup, process limit; no tool, no MCP) / unsandboxed (p50)",
       `${f(c.raw_helper.p50)} / ${f(c.raw_helper_off.p50)} ms (${f(c.raw_helper.p50 / c.raw.p50)}× / ${f(c.raw_helper_off.p50 / c.raw.p50)}× raw)`,
       "",
       "",
@@ -493,6 +493,13 @@ function table(r: any): string {
     ],
     ["at an agent's pace: sandboxed default − `--sandbox off` (SDK p50)", `${r.spaced.sdk.p50 >= r.spaced.sdk_off.p50 ? "+" : "−"}${f(Math.abs(r.spaced.sdk.p50 - r.spaced.sdk_off.p50))} ms`, "≤ +1 ms", pass(r.spaced.sdk.p50 - r.spaced.sdk_off.p50 <= 1)],
     ["no-spawn call (`task_list`) SDK / line p50", `${f(c.sdk_rpc.p50)} / ${f(c.line_rpc.p50)} ms`, "", ""],
+    [
+      "MCP floor: raw floor + a no-spawn call's round trip, SDK / line (p50), ÷ raw: what any MCP tool that spawns costs at least",
+      `${f(c.raw.p50 + c.sdk_rpc.p50)} / ${f(c.raw.p50 + c.line_rpc.p50)} ms (${f((c.raw.p50 + c.sdk_rpc.p50) / c.raw.p50, 2)}× / ${f((c.raw.p50 + c.line_rpc.p50) / c.raw.p50, 2)}×)`,
+      "",
+      "",
+    ],
+    ["sandboxed default: SDK / line p50 ÷ MCP floor", `${f(c.sdk.p50 / (c.raw.p50 + c.sdk_rpc.p50), 2)}× / ${f(c.line.p50 / (c.raw.p50 + c.line_rpc.p50), 2)}×`, "", ""],
   ];
   const bg = r.background;
   const ovRatio = bg.overhead.mcp.p50 / bg.overhead.raw.p50;
