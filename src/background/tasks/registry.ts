@@ -86,7 +86,9 @@ export class Registry {
     this.persist(task);
     if (task.running) {
       task.onEnd((t) => {
-        this.persistLater(t);
+        // A private registry's records serve only the sweep after a crash, which looks for
+        // running groups: a task's end is recorded where a restart recovers from it.
+        if (this.options.owner.persistent) this.persistLater(t);
         for (const l of this.endListeners) l(t);
         this.retire(t);
       });
