@@ -41,11 +41,11 @@ export interface Started<P extends ChildProcess = ChildProcess> {
 }
 
 /**
- * Starts a local child the one way every local runtime does: through the spawn helper
- * (spawn-helper/), which puts it in its process limit and task cgroup, enters its sandbox
- * (a kept sandbox's namespaces, or Landlock) and execs `bash -c` (or the argv) in the
- * validated working directory with the call's environment. Registered with the watchdog
- * before anything else can happen.
+ * Starts a local child through a spawn helper of its own (spawn-helper/), which puts it in
+ * its process limit and task cgroup, enters its sandbox (a kept sandbox's namespaces, or
+ * Landlock) and execs `bash -c` (or the argv) in the validated working directory with the
+ * call's environment: terminals, and what the kept spawner cannot start (served-spawn.ts).
+ * Registered with the watchdog before anything else can happen.
  */
 export async function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Promise<Started<Bun.Subprocess>> {
   const { plan, containment } = await planFor(spec.sandbox ?? null, spec.cwd);
@@ -120,8 +120,9 @@ export function undoGitPlantsAtExit(proc: ChildProcess, run: SandboxRun): void {
 
 /**
  * What every local child has in common, piped or on a terminal: it leads its own session
- * and process group (pgid = pid: the helper, which ends exactly as the command does), is
- * signalled as a group and through its cgroup, and is watched through /proc.
+ * and process group (pgid = pid: the command a spawner started, or a terminal's helper, which
+ * ends exactly as the command does), is signalled as a group and through its cgroup, and is
+ * watched through /proc.
  */
 export abstract class LocalProcess {
   readonly pid: number;
