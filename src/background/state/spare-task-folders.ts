@@ -1,7 +1,7 @@
-import { closeSync, constants, readdirSync, renameSync, rmSync } from "node:fs";
+import { constants, readdirSync, renameSync, rmSync } from "node:fs";
 import { mkdir, open } from "node:fs/promises";
 import { join } from "node:path";
-import { makePrivateDir, openPrivateAppend, umaskKeepsOwnerBits } from "./private-files.ts";
+import { makePrivateDir, umaskKeepsOwnerBits } from "./private-files.ts";
 
 /** How many are kept ready: the first starts of a burst, and every start at an agent's pace. */
 const KEPT = 4;
@@ -12,10 +12,10 @@ const PREFIX = ".spare-";
 /**
  * A background task's log folder with its empty `stdout.log` and `stderr.log` (SPEC §5: they
  * exist from launch), made ahead while the server is quiet and renamed into place at a start.
- * Making a folder and two files costs the kernel 1.3–1.8 ms of CPU on this machine's ext4 (an
- * inode each; on tmpfs 0.03 ms), a rename 0.02 ms. One is made per quiet moment, so a request
- * arriving meanwhile waits for one folder at most. Made the way the spools make theirs
- * (private-files.ts): 0700, files 0600, no link followed; the spools then open the files.
+ * Making a folder and two files costs the kernel up to 1.8 ms of CPU on an ext4 where many
+ * files were deleted lately (an inode each; 10–20 µs on a fresh one, 0.03 ms on tmpfs), a
+ * rename 0.02 ms. One is made per quiet moment, off the event loop (makeOffLoop): 0700, files
+ * 0600 created exclusively, no link followed; the spools then open the files.
  */
 export class SpareTaskFolders {
   private ready: string[] = [];
@@ -42,20 +42,22 @@ export class SpareTaskFolders {
   }
 
   /**
-   * Makes `target` and its empty logs off the event loop, when no spare was ready (a burst):
-   * the kernel's work then runs on another core, and the start is answered meanwhile. Only
+   * Makes `target` and its empty logs off the event loop (a spare, or a start's folder when no
+   * spare was ready): the kernel's work then runs on another core while the loop goes on. Only
    * what is not there yet is made (a new folder, files created exclusively, no link followed);
    * anything else is left to the spools, which make their files on first use and say why not.
+   * True when it made all three.
    */
-  async makeOffLoop(target: string): Promise<void> {
-    if (!umaskKeepsOwnerBits) return; // modes would need a chmod each: the spools do it
+  async makeOffLoop(target: string): Promise<boolean> {
+    if (!umaskKeepsOwnerBits) return false; // modes would need a chmod each: the spools do it
     try {
       await mkdir(target, { mode: 0o700 });
     } catch {
-      return; // there already (or not possible): the spools check what is there, and say why not
+      return false; // there already (or not possible): the spools check what is there, and say why not
     }
     const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-    await Promise.all(["stdout.log", "stderr.log"].map((name) => open(join(target, name), flags, 0o600).then((f) => f.close(), () => {})));
+    const made = await Promise.all(["stdout.log", "stderr.log"].map((name) => open(join(target, name), flags, 0o600).then((f) => f.close().then(() => true), () => false)));
+    return made.every(Boolean);
   }
 
   /** Removes what is ready and stops making more (the owner folder is closing). */
@@ -83,20 +85,24 @@ export class SpareTaskFolders {
     if (this.ready.length >= KEPT) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      if (this.makeOne()) this.refillWhenQuiet();
+      void this.makeOne().then((made) => made && this.refillWhenQuiet());
     }, QUIET_MS);
     this.timer.unref?.();
   }
 
-  private makeOne(): boolean {
+  private async makeOne(): Promise<boolean> {
     if (this.closed) return false;
     const dir = join(this.tasksDir, `${PREFIX}${process.pid}-${++this.count}`);
+    let made = false;
     try {
-      makePrivateDir(dir);
-      for (const name of ["stdout.log", "stderr.log"]) closeSync(openPrivateAppend(join(dir, name)));
+      makePrivateDir(this.tasksDir); // there after the first start: only checked
+      made = await this.makeOffLoop(dir);
     } catch {
+      made = false;
+    }
+    if (!made || this.closed) {
       rmSync(dir, { recursive: true, force: true });
-      return false; // the state dir is unwritable: starts make their folders (and report why)
+      return false; // the state dir is unwritable (starts make their folders, and report why), or closing
     }
     this.ready.push(dir);
     return true;

@@ -95,7 +95,7 @@ export class OwnerFolder {
    */
   makeTaskDir(id: string): Promise<void> | null {
     const dir = this.taskDir(id);
-    return this.spareTaskFolders.claim(dir) ? null : this.spareTaskFolders.makeOffLoop(dir);
+    return this.spareTaskFolders.claim(dir) ? null : this.spareTaskFolders.makeOffLoop(dir).then(() => {});
   }
 
   /** A fresh folder for one foreground call's spooled output. */
