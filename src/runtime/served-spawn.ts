@@ -44,6 +44,7 @@ export async function spawnServed(spec: SpawnSpec): Promise<ServedStart | null> 
   }
   const opened: number[] = [];
   const ours: number[] = [];
+  let sent = false;
   try {
     const spawner = await spawnerFor(run, spec.cwd);
     if (!spawner) throw new Error("no spawner");
@@ -66,6 +67,7 @@ export async function spawnServed(spec: SpawnSpec): Promise<ServedStart | null> 
     // The spawner has its own copies now (or never will): ours go, or EOF never comes.
     opened.splice(0).forEach(closeQuietly);
     if (!starting) throw new Error("not sent");
+    sent = true;
     const child: ServedChild = await starting;
     watchdog().track(child.pid);
     if (run) undoGitPlantsAtExit(child, run);
@@ -73,6 +75,8 @@ export async function spawnServed(spec: SpawnSpec): Promise<ServedStart | null> 
   } catch {
     opened.forEach(closeQuietly);
     ours.forEach(closeQuietly);
+    // Its spawner ended with the request sent: whatever it may have started goes before the other way starts it again.
+    if (sent) containment.cgroup.signal("SIGKILL");
     releaseContainment(containment);
     return null;
   }
@@ -115,10 +119,12 @@ function retireStale(): void {
   }
 }
 
-/** Ends every spawner (the server is closing): commands still running are its registry's to end. */
+/**
+ * Ends every spawner (the server is closing): commands still running are its registry's to
+ * end. (A server that exits or is killed without closing ends them too: their control
+ * sockets close with it.)
+ */
 export function closeSpawners(): void {
   for (const promise of spawners.values()) void promise.then((s) => s.kill()).catch(() => {});
   spawners.clear();
 }
-
-process.once("exit", closeSpawners);
