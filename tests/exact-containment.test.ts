@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { startServer, waitForExit, type McpSession } from "./helpers/mcp.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 
@@ -102,14 +102,16 @@ describe("everything a task started dies with it, whatever left its group", () =
 });
 
 describe("cgroups do not pile up", () => {
-  test("a server removes the empty folders of hosts that died without removing theirs, and no other", async () => {
+  test("a server removes the empty folders of hosts that died without removing theirs, nested ones included, and no other", async () => {
     // Stand-ins made by this test: the folder of a host whose pid is dead (with an empty task
-    // cgroup), and one named after this test process, which is alive.
+    // cgroup, holding the folder an agent-shell run as that task left), and one named after
+    // this test process, which is alive.
     const gone = Bun.spawn(["true"]);
     await gone.exited;
     const dead = join(home, `agent-shell-${gone.pid}`);
     const living = join(home, `agent-shell-${process.pid}`);
-    mkdirSync(join(dead, "task-1"), { recursive: true });
+    const nested = join(dead, "task-1", `agent-shell-${gone.pid + 1}`, "task-2");
+    mkdirSync(nested, { recursive: true });
     mkdirSync(living, { recursive: true }); // (a folder of this pid may be left from an earlier run: pids wrap)
     const t = await startServer({ args: ["--sandbox", "off"] });
     try {
@@ -118,7 +120,7 @@ describe("cgroups do not pile up", () => {
       expect(existsSync(living)).toBe(true);
     } finally {
       await t.close();
-      for (const dir of [join(dead, "task-1"), dead]) if (existsSync(dir)) rmdirSync(dir);
+      for (const dir of [nested, dirname(nested), join(dead, "task-1"), dead]) if (existsSync(dir)) rmdirSync(dir);
       // This process's own folder may also be in use: a library test here keeps empty task cgroups in it for its next tasks.
       try {
         rmdirSync(living);

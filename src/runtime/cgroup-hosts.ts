@@ -129,7 +129,29 @@ export function removeCgroup(path: string): boolean {
     rmdirSync(path);
     return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "ENOENT";
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return true;
+    // Cgroups inside it (the folder of an agent-shell run by one of its tasks, left when that one
+    // died) go first, those that are empty; one that still holds a process is kept by the kernel.
+    const children = code === "EBUSY" ? childCgroups(path) : [];
+    if (children.length === 0) return false;
+    for (const child of children) removeCgroup(child);
+    try {
+      rmdirSync(path);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function childCgroups(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => join(dir, d.name));
+  } catch {
+    return [];
   }
 }
 
