@@ -180,10 +180,6 @@ export abstract class LocalProcess {
     return this.cgroup !== null && this.cgroup.members().length === 0;
   }
 
-  condemned(): boolean {
-    return this.cgroup !== null && this.cgroup.condemned();
-  }
-
   async groupAlive(): Promise<boolean> {
     // While the leader runs the group is alive: no need to scan /proc.
     if (!this.leaderExited) return true;

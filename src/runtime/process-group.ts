@@ -25,31 +25,6 @@ function readStat(pid: string): ProcStat | null {
   }
 }
 
-/** SIGKILL's bit in /proc/<pid>/status's pending masks. */
-const SIGKILL_BIT = 1n << 8n;
-
-/**
- * Whether `pid` is ending for certain, by the kernel's word: gone, a zombie, or with SIGKILL
- * pending. A signal whose action is the default one and terminates (SIGTERM without a
- * handler, not blocked) is turned by the kernel, as it is sent, into a group exit: SIGKILL
- * queued to every thread, so the process runs no more of its own code. False when that
- * cannot be told (it is handling the signal, ignores or blocks it, or is already past
- * dequeuing it on its way out): then its end is waited for.
- */
-export function condemned(pid: number): boolean {
-  let status: string;
-  try {
-    status = readFileSync(`/proc/${pid}/status`, "latin1");
-  } catch {
-    return true; // no such process any more
-  }
-  const state = /^State:\s+(\S)/m.exec(status)?.[1];
-  if (state === "Z" || state === "X") return true;
-  for (const [, mask] of status.matchAll(PENDING)) if ((BigInt(`0x${mask}`) & SIGKILL_BIT) !== 0n) return true;
-  return false;
-}
-const PENDING = /^(?:SigPnd|ShdPnd):\s+([0-9a-f]+)$/gm;
-
 /** Whether `pid` is alive and not a zombie (PID 1 may reap late); elsewhere than Linux, whether it exists. */
 export function processAlive(pid: number): boolean {
   if (process.platform !== "linux") {

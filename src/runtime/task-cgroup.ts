@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { cgroupMembers, cgroupsWanted, deadHostFolders, makeHostFolder, markPersistent, ownCgroupDir, removeCgroup, SpareCgroups, taskFolders } from "./cgroup-hosts.ts";
-import { condemned } from "./process-group.ts";
 import { watchdog } from "./watchdog.ts";
 
 /**
@@ -61,11 +60,6 @@ export class TaskCgroup {
   /** Pids inside (none once everything is gone). */
   members(): number[] {
     return this.released ? [] : cgroupMembers(this.path);
-  }
-
-  /** Whether everything inside is ending for certain (none left, or each condemned: process-group.ts). */
-  condemned(): boolean {
-    return this.members().every(condemned);
   }
 
   signal(signal: NodeJS.Signals): void {

@@ -56,8 +56,6 @@ export interface ProcessHandle {
   groupAlive(): Promise<boolean>;
   /** Whether nothing of the task is alive right now, by the kernel's word (its cgroup); false where that cannot be told at once. */
   gone?(): boolean;
-  /** Like gone(), or everything of the task still there is ending for certain (a fatal signal pending, by the kernel's word). */
-  condemned?(): boolean;
   /** Whether a SIGKILL sent ends everything of the task for certain (a cgroup's `cgroup.kill`, a pid namespace's end). */
   readonly killIsCertain?: boolean;
   /** A runtime's remark about a running process (e.g. its connection is being re-established). */

@@ -23,19 +23,16 @@ async function waitGroupGone(handle: ProcessHandle, ms: number): Promise<boolean
 }
 
 /**
- * Right after a signal, whether the group's end is certain by the kernel's word within `ms`:
- * everything in its cgroup gone, or condemned (the signal was fatal to each process: the
- * kernel has already queued SIGKILL to it, which nothing escapes). Most processes are
- * condemned the moment the signal is sent, and die within ~0.2–0.4 ms, long before their exit
- * has travelled to this process; others are looked at again between turns of the event loop
- * (a poll of 1 ms or more would cost more than the death itself).
+ * Right after a signal, whether the group is gone by the kernel's word (its cgroup is empty)
+ * within `ms`: most processes die of SIGTERM within ~0.2 ms, long before their exit has
+ * travelled to this process, so checks between turns of the event loop settle it (a poll
+ * of 1 ms or more would cost more than the death itself).
  */
-async function certainWithin(handle: ProcessHandle, ms: number): Promise<boolean> {
-  const certain = handle.condemned?.bind(handle) ?? handle.gone?.bind(handle);
-  if (!certain) return false;
+async function goneWithin(handle: ProcessHandle, ms: number): Promise<boolean> {
+  if (!handle.gone) return false;
   const deadline = performance.now() + ms;
   for (;;) {
-    if (certain()) return true;
+    if (handle.gone()) return true;
     if (performance.now() >= deadline) return false;
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -50,10 +47,10 @@ async function certainWithin(handle: ProcessHandle, ms: number): Promise<boolean
  */
 export async function terminateGroup(handle: ProcessHandle, graceMs: number): Promise<boolean> {
   handle.signal("SIGTERM");
-  if (await certainWithin(handle, QUICK_DEATH_MS)) return true;
+  if (await goneWithin(handle, QUICK_DEATH_MS)) return true;
   if (await waitGroupGone(handle, graceMs)) return true;
   handle.signal("SIGKILL");
   // Through a cgroup nothing escapes it, and it says when all is gone, before the exits travel here.
-  if (handle.killIsCertain && (await certainWithin(handle, 5000))) return true;
+  if (handle.killIsCertain && (await goneWithin(handle, 5000))) return true;
   return await waitGroupGone(handle, 5000);
 }
