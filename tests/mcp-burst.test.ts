@@ -79,7 +79,11 @@ describe("a burst over stdio", () => {
       const all = await Promise.all(replies);
       const ids = all.map((r) => toolResult(r).task_id);
       expect(new Set(ids).size).toBe(n);
-      expect(lastTaskDir()).toBe(true);
+      // Every task's log files exist once task_output names them (SPEC §14), made off the event loop meanwhile.
+      server.writeLine(JSON.stringify({ jsonrpc: "2.0", id: 5000, method: "tools/call", params: { name: "task_output", arguments: { task_id: `bg-${n}` } } }));
+      const out = toolResult(await server.responseTo(5000));
+      expect(existsSync(out.stdout_path)).toBe(true);
+      expect(existsSync(out.stderr_path)).toBe(true);
     } finally {
       await server.dispose();
     }

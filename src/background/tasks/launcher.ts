@@ -86,10 +86,10 @@ export class Launcher {
       task.removeLogs();
       throw e;
     }
-    // A background task's log files exist before its start is answered: renamed into place
-    // from ones made ahead, or made off the event loop, on another core, while the loop goes
-    // on with other requests (task_output and task_list of the task wait for them too). After
-    // the spawn, so the process starts sooner. Output that comes first makes its file at once.
+    // A background task's log files exist from launch (SPEC §14: every task_output names them):
+    // renamed into place from ones made ahead, or made off the event loop, on another core,
+    // while the start is answered (task_output and task_list wait for them). After the spawn,
+    // so the process starts sooner. Output that comes first makes its file at once.
     const made = id && !req.spec.tty ? this.owner.makeTaskDir(id) : null;
     const openSpools = () => {
       for (const s of [task.stdout, task.stderr]) s.spool?.open();
@@ -120,7 +120,6 @@ export class Launcher {
         setTimeout(() => task.id === null && task.removeLogs(), this.options.foregroundLogTtlMs).unref?.();
       });
     }
-    await task.logsReady;
     return task;
   }
 
