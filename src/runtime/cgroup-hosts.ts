@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
 import { processAlive } from "./process-group.ts";
+import { foldersIn } from "../folders.ts";
 
 /**
  * What the two kinds of per-task cgroup (task-cgroup.ts: the v2 one that kills, pids-limit.ts:
@@ -133,7 +134,7 @@ export function removeCgroup(path: string): boolean {
     if (code === "ENOENT") return true;
     // Cgroups inside it (the folder of an agent-shell run by one of its tasks, left when that one
     // died) go first, those that are empty; one that still holds a process is kept by the kernel.
-    const children = code === "EBUSY" ? childCgroups(path) : [];
+    const children = code === "EBUSY" ? foldersIn(path) : [];
     if (children.length === 0) return false;
     for (const child of children) removeCgroup(child);
     try {
@@ -142,16 +143,6 @@ export function removeCgroup(path: string): boolean {
     } catch {
       return false;
     }
-  }
-}
-
-function childCgroups(dir: string): string[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isDirectory())
-      .map((d) => join(dir, d.name));
-  } catch {
-    return [];
   }
 }
 

@@ -8,8 +8,8 @@ import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
 import { PidsLimit } from "./pids-limit.ts";
 import { watchdog } from "./watchdog.ts";
-import { keptSandbox, namespacesOf } from "./kept-sandbox.ts";
-import { sendRequest, startHelper, type HelperPlan, type StdioOptions } from "./spawn-helper/start.ts";
+import { type Kept, keptSandbox, namespacesOf } from "./kept-sandbox.ts";
+import { sendRequest, startHelper, type HelperPlan, type Restrictions, type StdioOptions } from "./spawn-helper/start.ts";
 
 export type { StdioOptions } from "./spawn-helper/start.ts";
 
@@ -66,32 +66,34 @@ export async function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Promise<
 /**
  * The helper's plan for a command under `run` (null: unsandboxed) in `cwd`, with a new task
  * cgroup and process limit. A helper started with it runs nothing until it gets its request.
- * `madeIn` is what it is made in: the kept sandbox, or the Landlock ruleset.
  */
-export async function planFor(run: SandboxRun | null, cwd: string): Promise<{ plan: HelperPlan; containment: Containment; madeIn: unknown }> {
+async function planFor(run: SandboxRun | null, cwd: string): Promise<{ plan: HelperPlan; containment: Containment }> {
   const containment = newContainment();
   const { cgroup, limit } = containment;
-  const plan: HelperPlan = { pids: limit?.tasksFile ?? null, cgroup: cgroup?.path ?? null, namespaces: [], ownPidNamespace: false, dropCapabilities: false, landlock: null, seccomp: null };
-  let madeIn: unknown = null;
+  // Without a task cgroup, a sandboxed command gets a pid namespace of its own, which holds the task (SPEC §14).
+  containment.ownPidNamespace = run?.level === "namespaces" && cgroup === null;
   try {
-    if (run) {
-      plan.dropCapabilities = true;
-      plan.seccomp = seccompProgram({ allowUnixSockets: run.policy.allowUnixSockets.length > 0 });
-      if (run.level === "namespaces") {
-        // Without a task cgroup, a pid namespace of its own holds the task (SPEC §14).
-        plan.ownPidNamespace = containment.ownPidNamespace = cgroup === null;
-        const kept = keptSandbox(run, cwd);
-        madeIn = kept;
-        plan.namespaces = await namespacesOf(kept, !plan.ownPidNamespace);
-      } else {
-        madeIn = plan.landlock = landlockRuleset(run.policy);
-      }
-    }
+    const restrictions = await restrictionsFor(run, madeInNow(run, cwd), !containment.ownPidNamespace);
+    return { plan: { pids: limit?.tasksFile ?? null, cgroup: cgroup?.path ?? null, ownPidNamespace: containment.ownPidNamespace, ...restrictions }, containment };
   } catch (e) {
     releaseContainment(containment);
     throw e;
   }
-  return { plan, containment, madeIn };
+}
+
+/**
+ * What a command under `run` is restricted by, in what it is made in (madeInNow): no
+ * capabilities, the seccomp filter, and the kept sandbox's namespaces (its pid namespace too
+ * when `withPid`) or the Landlock ruleset.
+ */
+export async function restrictionsFor(run: SandboxRun | null, madeIn: unknown, withPid: boolean): Promise<Restrictions> {
+  const restrictions: Restrictions = { namespaces: [], dropCapabilities: false, landlock: null, seccomp: null };
+  if (!run) return restrictions;
+  restrictions.dropCapabilities = true;
+  restrictions.seccomp = seccompProgram({ allowUnixSockets: run.policy.allowUnixSockets.length > 0 });
+  if (run.level === "namespaces") restrictions.namespaces = await namespacesOf(madeIn as Kept, withPid);
+  else restrictions.landlock = madeIn as string;
+  return restrictions;
 }
 
 /** A new task cgroup and process limit (each null where this machine offers none). */
@@ -99,7 +101,7 @@ export function newContainment(): Containment {
   return { cgroup: TaskCgroup.create(), limit: PidsLimit.create(), ownPidNamespace: false };
 }
 
-/** What a command under `run` in `cwd` is made in now (see planFor): its spawner is the one made in the same (served-spawn.ts). */
+/** What a command under `run` in `cwd` is made in now: the kept sandbox, or the Landlock ruleset (a spawner serves it only if made in the same, served-spawn.ts). */
 export function madeInNow(run: SandboxRun | null, cwd: string): unknown {
   if (!run) return null;
   return run.level === "namespaces" ? keptSandbox(run, cwd) : landlockRuleset(run.policy);

@@ -1,12 +1,10 @@
 import { constants, openSync } from "node:fs";
-import { seccompProgram } from "../sandbox/seccomp/filter.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 import type { Kept } from "./kept-sandbox.ts";
-import { namespacesOf } from "./kept-sandbox.ts";
-import { madeInNow, newContainment, releaseContainment, undoGitPlantsAtExit, type Started } from "./local-process.ts";
+import { madeInNow, newContainment, releaseContainment, restrictionsFor, undoGitPlantsAtExit, type Started } from "./local-process.ts";
 import { closeQuietly, createPipe } from "./pipes.ts";
 import { encodeRequest } from "./spawn-helper/start.ts";
-import { type ServedChild, Spawner, type SpawnerPlan } from "./spawn-helper/spawner.ts";
+import { type ServedChild, Spawner } from "./spawn-helper/spawner.ts";
 import type { SpawnSpec } from "./types.ts";
 import { watchdog } from "./watchdog.ts";
 
@@ -97,14 +95,7 @@ async function spawnerFor(run: SandboxRun | null, cwd: string): Promise<Spawner 
 }
 
 async function startSpawner(run: SandboxRun | null, madeIn: unknown): Promise<Spawner> {
-  const plan: SpawnerPlan = { namespaces: [], dropCapabilities: false, landlock: null, seccomp: null };
-  if (run) {
-    plan.dropCapabilities = true;
-    plan.seccomp = seccompProgram({ allowUnixSockets: run.policy.allowUnixSockets.length > 0 });
-    if (run.level === "namespaces") plan.namespaces = await namespacesOf(madeIn as Kept, true);
-    else plan.landlock = madeIn as string;
-  }
-  return Spawner.start(plan);
+  return Spawner.start(await restrictionsFor(run, madeIn, true));
 }
 
 /** Spawners made in a retired sandbox view end once their commands have; so do idle ones beyond MAX_SPAWNERS. */

@@ -1,5 +1,6 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { foldersIn } from "../folders.ts";
 
 /**
  * git runs nothing a sandboxed command wrote (SPEC §11, §20): in each repository under the
@@ -59,7 +60,7 @@ function repositories(roots: string[]): Repository[] {
       const path = join(dir, ".git");
       const st = lstat(path);
       if (st?.isFile()) found.push({ path, file: true, gitDirs: [] });
-      else if (st?.isDirectory()) found.push({ path, file: false, gitDirs: [path, ...children(join(path, "modules")), ...children(join(path, "worktrees"))] });
+      else if (st?.isDirectory()) found.push({ path, file: false, gitDirs: [path, ...foldersIn(join(path, "modules")), ...foldersIn(join(path, "worktrees"))] });
     }
   }
   if (!lastWalk) setImmediate(() => (lastWalk = null));
@@ -73,16 +74,6 @@ function subfolders(root: string): string[] {
     return readdirSync(root, { withFileTypes: true })
       .filter((e) => e.isDirectory() && !SKIP.has(e.name))
       .map((e) => e.name);
-  } catch {
-    return [];
-  }
-}
-
-function children(dir: string): string[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => join(dir, e.name));
   } catch {
     return [];
   }

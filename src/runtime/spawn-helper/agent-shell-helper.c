@@ -363,13 +363,25 @@ static void own_namespace_init(const struct options *o, int report) {
 }
 
 /*
- * Where clone3 or CLONE_INTO_CGROUP is missing (kernels before 5.7, qemu-user): a plain fork,
- * the child moving itself into its task cgroup before anything else (that move may wait for an
- * RCU grace period), and the pid namespace made by unshare first.
+ * Forks a child born in the task cgroup `cgroup` (-1: none) and, with `own_pid_ns`, as pid 1
+ * of a new pid namespace: clone3 with CLONE_INTO_CGROUP, no migration. Where clone3 or
+ * CLONE_INTO_CGROUP is missing (kernels before 5.7, qemu-user): a plain fork, the child moving
+ * itself into its task cgroup before anything else (that move may wait for an RCU grace
+ * period), and the pid namespace made by unshare first.
  */
-static long fork_the_old_way(const struct options *o, int cgroup) {
-  if (o->own_pid_ns && unshare(CLONE_NEWPID | CLONE_NEWNS) < 0) die("unshare");
-  pid_t child = fork();
+static long fork_into(int cgroup, int own_pid_ns) {
+  struct clone_args args;
+  memset(&args, 0, sizeof args);
+  args.exit_signal = SIGCHLD;
+  if (cgroup >= 0) {
+    args.flags |= CLONE_INTO_CGROUP;
+    args.cgroup = (uint64_t)cgroup;
+  }
+  if (own_pid_ns) args.flags |= CLONE_NEWPID | CLONE_NEWNS;
+  long child = syscall(SYS_clone3, &args, sizeof args);
+  if (child >= 0 || (errno != ENOSYS && errno != EINVAL && errno != E2BIG)) return child;
+  if (own_pid_ns && unshare(CLONE_NEWPID | CLONE_NEWNS) < 0) die("unshare");
+  child = fork();
   if (child == 0 && cgroup >= 0) {
     int procs = openat(cgroup, "cgroup.procs", O_WRONLY | O_CLOEXEC);
     if (procs < 0 || write(procs, "0", 1) != 1) die("joining the task cgroup");
@@ -392,19 +404,10 @@ static int start(struct options *o) {
   }
   int report[2] = {-1, -1};
   if (o->own_pid_ns && pipe2(report, O_CLOEXEC) < 0) die("pipe");
-  struct clone_args args;
-  memset(&args, 0, sizeof args);
-  args.exit_signal = SIGCHLD;
-  if (cgroup >= 0) {
-    args.flags |= CLONE_INTO_CGROUP;
-    args.cgroup = (uint64_t)cgroup;
-  }
-  if (o->own_pid_ns) args.flags |= CLONE_NEWPID | CLONE_NEWNS;
   /* The child is born unreadable and untraceable: no other command in the sandbox can attach to
      it while it waits for its request (its exec makes the command ordinary again). */
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  long child = syscall(SYS_clone3, &args, sizeof args);
-  if (child < 0 && (errno == ENOSYS || errno == EINVAL || errno == E2BIG)) child = fork_the_old_way(o, cgroup);
+  long child = fork_into(cgroup, o->own_pid_ns);
   if (child < 0) die("clone3");
   if (child == 0) {
     if (o->own_pid_ns) {
@@ -497,18 +500,7 @@ static void serve_request(int control) {
   }
   long child = -1;
   if (!bad && out >= 0 && err >= 0) {
-    struct clone_args args;
-    memset(&args, 0, sizeof args);
-    args.exit_signal = SIGCHLD;
-    if (cgroup >= 0) {
-      args.flags |= CLONE_INTO_CGROUP;
-      args.cgroup = (uint64_t)cgroup;
-    }
-    child = syscall(SYS_clone3, &args, sizeof args);
-    if (child < 0 && (errno == ENOSYS || errno == EINVAL || errno == E2BIG)) {
-      struct options plain = {.landlock = -1, .seccomp = -1, .request = -1};
-      child = fork_the_old_way(&plain, cgroup);
-    }
+    child = fork_into(cgroup, 0);
     if (child == 0) become_served_command(buf + names + 1, (size_t)n - names - 1, out, err, pids, in);
   } else errno = EINVAL;
   int failure = errno;

@@ -4,15 +4,7 @@ import { sendWithFds, messageSocketPair } from "../fd-passing.ts";
 import { closeQuietly, createPipe, pipeOf } from "../pipes.ts";
 import { watchdog } from "../watchdog.ts";
 import { helperPath } from "./helper-binary.ts";
-import { helperEnv } from "./start.ts";
-
-/** What a spawner is made in and restricted to, once: a kept sandbox's namespaces, or Landlock; capabilities and seccomp. */
-export interface SpawnerPlan {
-  namespaces: number[];
-  dropCapabilities: boolean;
-  landlock: string | null;
-  seccomp: Uint8Array | null;
-}
+import { helperEnv, type Restrictions } from "./start.ts";
 
 /** A command's fds for its spawner: its stdio, the task cgroup it is born in, its process limit's `tasks` file. */
 export interface ServedFds {
@@ -86,7 +78,8 @@ export class Spawner {
     this.done = this.readStatus(status);
   }
 
-  static start(plan: SpawnerPlan): Spawner {
+  /** A spawner made in and restricted by `plan`, once. */
+  static start(plan: Restrictions): Spawner {
     const [control, controlChild] = messageSocketPair();
     const [statusR, statusW] = createPipe();
     const args = [helperPath(), "serve", "--control", "3", "--status", "4"];
@@ -111,10 +104,6 @@ export class Spawner {
     } finally {
       for (const fd of [controlChild, statusW, ...opened]) closeSync(fd);
     }
-  }
-
-  get pid(): number {
-    return this.proc.pid;
   }
 
   /** Whether it still takes commands. */

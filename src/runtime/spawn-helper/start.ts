@@ -25,6 +25,9 @@ export interface HelperPlan {
   seccomp: Uint8Array | null;
 }
 
+/** What a command is restricted by: the helper's plan without its containment (a kept spawner takes these once). */
+export type Restrictions = Pick<HelperPlan, "namespaces" | "dropCapabilities" | "landlock" | "seccomp">;
+
 /** Where the child's stdio goes: pipe fds, or a pseudo-terminal (Bun's `terminal` option). */
 export interface StdioOptions {
   stdin?: number | "ignore";
