@@ -40,7 +40,9 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
   // Confirmations belong to this connection: another daemon client cannot use them, and
   // they are gone when it disconnects (a declined CLI prompt leaves nothing pending).
   const confirmations = new PendingConfirmations();
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  // Registered past the SDK Server's own tools/call wrapper, which parses every request a
+  // second time and copies every result through its schema: callToolResult builds that shape.
+  unwrappedSetRequestHandler(server)(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args = {}, task: asTask } = request.params;
     // Who confirms, if this call needs it: the person behind this very connection when its client can ask (SPEC §19).
     const confirmationPolicy = connectionPolicy(server, scope?.confirm ?? host.config, { requestId: extra.requestId, signal: extra.signal });
@@ -84,6 +86,11 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
     onclose?.();
   };
   return server;
+}
+
+/** The SDK's Protocol.setRequestHandler, which Server overrides: the request is parsed once, the result sent as built. */
+function unwrappedSetRequestHandler(server: Server): Server["setRequestHandler"] {
+  return (Object.getPrototypeOf(Server.prototype).setRequestHandler as Server["setRequestHandler"]).bind(server);
 }
 
 /** A task-augmented call that launched nothing: its refusal, or the confirmation it needs, as a protocol error. */
