@@ -108,9 +108,13 @@ export class SpareCgroups {
     return this.spare.pop();
   }
 
-  /** A task's cgroup, once its task has ended: kept when empty; true when it is gone or kept. */
-  give(path: string): boolean {
-    if (cgroupMembers(path).length > 0) return false;
+  /**
+   * A task's cgroup, once its task has ended: kept when empty; true when it is gone or kept.
+   * `knownEmpty`: its members were just read (nothing enters an empty task cgroup but a command
+   * this server starts there).
+   */
+  give(path: string, knownEmpty = false): boolean {
+    if (!knownEmpty && cgroupMembers(path).length > 0) return false;
     if (this.spare.length < this.max && !this.spare.includes(path)) {
       this.spare.push(path);
       return true;

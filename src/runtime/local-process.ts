@@ -140,6 +140,12 @@ export abstract class LocalProcess {
    * `sessionJobs` (a terminal): a PTY shell puts each job in a process group of its own (same session),
    * which only a /proc scan finds where no task cgroup holds them.
    */
+  /**
+   * Its cgroup was found empty: so is its process limit (every process of the task was born in
+   * both, and leaves both at its exit), which is then kept or removed without another read.
+   */
+  protected emptied = false;
+
   constructor(
     { proc, containment }: Started,
     private readonly sessionJobs = false,
@@ -179,7 +185,8 @@ export abstract class LocalProcess {
   }
 
   gone(): boolean {
-    return this.cgroup !== null && this.cgroup.members().length === 0;
+    if (this.cgroup !== null && this.cgroup.members().length === 0) this.emptied = true;
+    return this.emptied;
   }
 
   async groupAlive(): Promise<boolean> {
@@ -192,7 +199,8 @@ export abstract class LocalProcess {
     // (The group's word is not: its exited members stay zombies until PID 1 reaps them, and
     // telling them apart takes a scan of /proc, ~5 ms with a few hundred processes.)
     if (this.cgroup.members().length > 0) return true;
-    this.cgroup.release(); // empty: nothing of the task is left
+    this.emptied = true;
+    this.cgroup.release(true); // empty: nothing of the task is left
     return false;
   }
 

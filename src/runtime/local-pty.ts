@@ -99,7 +99,7 @@ class LocalPtyHandle extends LocalProcess implements ProcessHandle {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    this.limit?.release();
+    this.limit?.release(this.emptied);
     try {
       this.terminal.close();
     } catch {}

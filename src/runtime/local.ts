@@ -103,7 +103,7 @@ class LocalPipesHandle extends LocalProcess implements ProcessHandle {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    this.limit?.release();
+    this.limit?.release(this.emptied);
     this.closeStdin();
     closeQuietly(this.outFd);
     closeQuietly(this.errFd);

@@ -49,9 +49,9 @@ export class PidsLimit {
   }
 
   /** Once empty, kept for the next task (SpareCgroups) or removed (now, or at a later spawn or exit). */
-  release(): void {
+  release(knownEmpty = false): void {
     if (!live.delete(this.path)) return; // once: the folder may hold the next task by now
-    if (!spares.give(this.path)) released.add(this.path);
+    if (!spares.give(this.path, knownEmpty)) released.add(this.path);
   }
 
   /** The limit every new task gets, and whether this host's tasks outlive it on purpose (a persistent registry). */

@@ -78,10 +78,10 @@ export class TaskCgroup {
     }
   }
 
-  /** Once it is empty: kept for the next task (SpareCgroups) or removed; true when done. */
-  release(): boolean {
+  /** Once it is empty (`knownEmpty`: just read so): kept for the next task (SpareCgroups) or removed; true when done. */
+  release(knownEmpty = false): boolean {
     if (this.released) return true;
-    this.released = this.killed ? removeCgroup(this.path) : spares.give(this.path);
+    this.released = this.killed ? removeCgroup(this.path) : spares.give(this.path, knownEmpty);
     return this.released;
   }
 }
