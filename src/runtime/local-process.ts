@@ -49,6 +49,7 @@ export interface Started<P extends ChildProcess = ChildProcess> {
  */
 export async function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Promise<Started<Bun.Subprocess>> {
   const { plan, containment } = await planFor(spec.sandbox ?? null, spec.cwd);
+  const undoGitPlantsAtExit = spec.sandbox ? gitPlantsUndo(spec.sandbox) : null;
   let proc: Bun.Subprocess;
   try {
     const started = startHelper(plan, stdio);
@@ -59,7 +60,7 @@ export async function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Promise<
     throw e;
   }
   watchdog().track(proc.pid);
-  if (spec.sandbox) undoGitPlantsAtExit(proc, spec.sandbox);
+  undoGitPlantsAtExit?.(proc);
   return { proc, containment };
 }
 
@@ -113,11 +114,17 @@ export function releaseContainment(c: Containment): void {
   c.limit?.release();
 }
 
-/** A sandboxed command's plants in git's control files are undone when it ends (sandbox/git-guard.ts). */
-export function undoGitPlantsAtExit(proc: ChildProcess, run: SandboxRun): void {
+/**
+ * A sandboxed command's plants in git's control files are undone when it ends
+ * (sandbox/git-guard.ts). The state it is compared with is taken now, before the command is
+ * sent off: taken once it had started, it could already hold what the command planted (a
+ * burst of starts keeps this process busy for many milliseconds while commands run).
+ * Returns what arms the undo for the started process.
+ */
+export function gitPlantsUndo(run: SandboxRun): (proc: ChildProcess) => void {
   const roots = run.policy.workspaceRoots;
   const before = gitState(roots);
-  void proc.exited.then(() => undoGitPlants(roots, before));
+  return (proc) => void proc.exited.then(() => undoGitPlants(roots, before));
 }
 
 /**

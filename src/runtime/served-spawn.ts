@@ -1,7 +1,7 @@
 import { constants, openSync } from "node:fs";
 import type { SandboxRun } from "../sandbox/setup.ts";
 import type { Kept } from "./kept-sandbox.ts";
-import { madeInNow, newContainment, releaseContainment, restrictionsFor, undoGitPlantsAtExit, type Started } from "./local-process.ts";
+import { gitPlantsUndo, madeInNow, newContainment, releaseContainment, restrictionsFor, type Started } from "./local-process.ts";
 import { closeQuietly, createPipe } from "./pipes.ts";
 import { encodeRequest } from "./spawn-helper/start.ts";
 import { type ServedChild, Spawner } from "./spawn-helper/spawner.ts";
@@ -61,6 +61,7 @@ export async function spawnServed(spec: SpawnSpec): Promise<ServedStart | null> 
     opened.push(cgroup);
     const pids = containment.limit ? openSync(containment.limit.tasksFile, constants.O_WRONLY) : null;
     if (pids !== null) opened.push(pids);
+    const undoGitPlantsAtExit = run ? gitPlantsUndo(run) : null;
     const starting = spawner.spawn(encodeRequest(spec), { stdout: outW, stderr: errW, cgroup, pids, stdin: stdinR });
     // The spawner has its own copies now (or never will): ours go, or EOF never comes.
     opened.splice(0).forEach(closeQuietly);
@@ -68,7 +69,7 @@ export async function spawnServed(spec: SpawnSpec): Promise<ServedStart | null> 
     sent = true;
     const child: ServedChild = await starting;
     watchdog().track(child.pid);
-    if (run) undoGitPlantsAtExit(child, run);
+    undoGitPlantsAtExit?.(child);
     return { started: { proc: child, containment }, stdout: outR, stderr: errR, stdin: stdinW };
   } catch {
     opened.forEach(closeQuietly);

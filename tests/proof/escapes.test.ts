@@ -254,6 +254,22 @@ describe("git runs nothing a sandboxed command wrote", () => {
     expect(personRunsGit(join(work, "llrepo"))).toBe(false);
   });
 
+  test("hooks of repositories made by 40 commands started at once lose their execute bits: the state each is compared with is taken before it can run", async () => {
+    // A burst keeps the server busy while the first commands already run: a look at git's
+    // files taken once a command had started would count what it planted as there before.
+    const dirs = Array.from({ length: 40 }, (_, i) => `burst${i}`);
+    const hook = (d: string) => join(work, d, ".git", "hooks", "pre-commit");
+    const started = await Promise.all(
+      dirs.map((d) => insist(s, { command: `mkdir -p ${d}/.git/hooks && printf '#!/bin/sh\\n' > ${d}/.git/hooks/pre-commit && chmod +x ${d}/.git/hooks/pre-commit`, run_in_background: true })),
+    );
+    await s.call("task_output", { task_ids: started.map((t) => t.task_id), wait: true, timeout: 60 });
+    const executable = dirs.filter((d) => existsSync(hook(d)) && (statSync(hook(d)).mode & 0o111) !== 0);
+    const planted = dirs.filter((d) => existsSync(hook(d)));
+    for (const d of dirs) rmSync(join(work, d), { recursive: true, force: true });
+    expect(planted.length).toBe(40);
+    expect(executable).toEqual([]);
+  });
+
   test(".git/config replaced by a person's `git config` outside stays read-only to earlier-built sandboxes", async () => {
     repo(work);
     await s.call("bash", { command: "true" }); // sandboxes built and kept
