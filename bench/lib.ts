@@ -1,7 +1,7 @@
 /** Shared pieces of the benchmark: statistics, clocks, a hand-written MCP line client, /proc readers. */
 import { dlopen, FFIType, ptr } from "bun:ffi";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { cpus } from "node:os";
 
 // ---------- statistics ----------
@@ -81,6 +81,25 @@ export async function drain(stream: ReadableStream<Uint8Array>): Promise<number>
 /** Bun spawning `bash -c <command>` with both pipes read and the exit awaited; returns stdout bytes. */
 export function rawBash(command: string): Promise<number> {
   return rawSpawn(["bash", "-c", command]);
+}
+
+/** rawBash that also appends every stdout chunk to `file` (the floor of a spooled flood). */
+export async function rawBashSpooled(command: string, file: string): Promise<number> {
+  const p = Bun.spawn(["bash", "-c", command], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const fd = openSync(file, "w");
+  try {
+    let bytes = 0;
+    const spool = (async () => {
+      for await (const chunk of p.stdout) {
+        writeSync(fd, chunk);
+        bytes += chunk.byteLength;
+      }
+    })();
+    await Promise.all([spool, drain(p.stderr), p.exited]);
+    return bytes;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Bun spawning `argv` with both pipes read and the exit awaited; returns stdout bytes. */
