@@ -6,7 +6,7 @@
  * the commands it starts. Driven through the compiled binary over MCP.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
 import { processes, processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
@@ -97,12 +97,14 @@ describe("a kept sandbox per policy", () => {
     const root = realpathSync(mkdtempSync("/var/tmp/as-kept-root-"));
     const t = await startServer({ cwd: work, args: ["--allow", root] });
     try {
-      const before = (await t.call("bash", { command: WHERE })).stdout.split("\n")[0];
+      const seenInside = async () => (await t.call("bash", { command: `stat -c %i ${root}` })).stdout.trim();
+      expect(await seenInside()).toBe(String(statSync(root).ino));
       rmSync(root, { recursive: true });
       mkdirSync(root);
-      const r = await t.call("bash", { command: `echo made > ${root}/file && cat ${root}/file; ${WHERE}` });
-      expect(r.stdout.split("\n")[0]).toBe("made");
-      expect(r.stdout.split("\n")[1]).not.toBe(before);
+      // (Not the mount namespace's id: the kernel may give a new sandbox the number its predecessor just freed.)
+      expect(await seenInside()).toBe(String(statSync(root).ino));
+      const r = await t.call("bash", { command: `echo made > ${root}/file && cat ${root}/file` });
+      expect(r.stdout).toBe("made\n");
       expect(readFileSync(join(root, "file"), "utf8")).toBe("made\n");
     } finally {
       await t.close();

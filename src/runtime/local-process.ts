@@ -162,6 +162,14 @@ export abstract class LocalProcess {
     this.cgroup = containment.cgroup;
     this.ownPidNamespace = containment.ownPidNamespace;
     this.limit = containment.limit;
+    const cgroup = containment.cgroup;
+    if (cgroup) {
+      this.whenGone = (ms) =>
+        cgroup.whenEmpty(ms).then((empty) => {
+          if (empty) this.emptied = true;
+          return empty;
+        });
+    }
     this.exited = proc.exited.then(() => {
       this.leaderExited = true;
       if (proc.lost) return { code: null, signal: null, lost: proc.lost };
@@ -182,19 +190,8 @@ export abstract class LocalProcess {
     signalGroup(this.pgid, signal);
   }
 
-  /**
-   * Whether a SIGKILL just sent ends everything of the task for certain, whatever it does
-   * meanwhile: the kernel's `cgroup.kill` (or the end of the pid namespace's init) leaves it
-   * no way out, so a kill can answer before the last process is reaped.
-   */
-  get killIsCertain(): boolean {
-    return this.cgroup !== null || this.ownPidNamespace;
-  }
-
-  gone(): boolean {
-    if (this.cgroup !== null && this.cgroup.members().length === 0) this.emptied = true;
-    return this.emptied;
-  }
+  /** With a task cgroup, which holds all of the task and says when it empties (ProcessHandle.whenGone). */
+  readonly whenGone?: (ms: number) => Promise<boolean>;
 
   async groupAlive(): Promise<boolean> {
     // While the leader runs the group is alive: no need to scan /proc.

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { dirname, join } from "node:path";
 import { cgroupMembers, cgroupsWanted, deadHostFolders, makeHostFolder, markPersistent, ownCgroupDir, removeCgroup, SpareCgroups, taskFolders } from "./cgroup-hosts.ts";
 import { watchdog } from "./watchdog.ts";
@@ -60,6 +60,45 @@ export class TaskCgroup {
   /** Pids inside (none once everything is gone). */
   members(): number[] {
     return this.released ? [] : cgroupMembers(this.path);
+  }
+
+  /**
+   * Resolves true once no process is left inside, false after `ms`. The kernel reports the
+   * change in `cgroup.events` ("populated 0"), which inotify (fs.watch) delivers: nothing
+   * polls, so the dying processes keep the CPU they need to die (polling between turns of the
+   * event loop took as much CPU as their deaths and made a kill 0.1–1.3 ms slower).
+   */
+  whenEmpty(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const deadline = performance.now() + ms;
+      let watcher: FSWatcher | null = null;
+      let timer: ReturnType<typeof setTimeout> | null = null;
+      let settled = false;
+      const settle = (empty: boolean) => {
+        settled = true;
+        watcher?.close();
+        if (timer) clearTimeout(timer);
+        resolve(empty);
+      };
+      const look = () => {
+        if (!settled && this.members().length === 0) settle(true);
+      };
+      try {
+        watcher = watch(join(this.path, "cgroup.events"), look);
+      } catch {
+        /* no inotify watch to be had (the limit reached): polls, 1 ms growing to 10 */
+      }
+      let pause = 1;
+      const later = () => {
+        look();
+        const left = deadline - performance.now();
+        if (settled) return;
+        if (left <= 0) return settle(false);
+        timer = setTimeout(later, watcher ? left : Math.min((pause = Math.min(pause * 2, 10)), left));
+      };
+      look(); // emptied before the watch was in place
+      if (!settled) timer = setTimeout(later, watcher ? ms : 1);
+    });
   }
 
   signal(signal: NodeJS.Signals): void {

@@ -54,10 +54,11 @@ export interface ProcessHandle {
   signal(signal: NodeJS.Signals): void;
   /** Whether any process of the group/session is still alive (zombies excluded). */
   groupAlive(): Promise<boolean>;
-  /** Whether nothing of the task is alive right now, by the kernel's word (its cgroup); false where that cannot be told at once. */
-  gone?(): boolean;
-  /** Whether a SIGKILL sent ends everything of the task for certain (a cgroup's `cgroup.kill`, a pid namespace's end). */
-  readonly killIsCertain?: boolean;
+  /**
+   * Resolves true once nothing of the task is alive by the kernel's word (its cgroup is
+   * empty), false after `ms`; absent where that cannot be told without a scan.
+   */
+  whenGone?(ms: number): Promise<boolean>;
   /** A runtime's remark about a running process (e.g. its connection is being re-established). */
   readonly note?: string | null;
   /** What the runtime needs to re-attach to this process after a restart (remote background tasks). */

@@ -6,8 +6,6 @@ import type { ProcessHandle } from "../../runtime/types.ts";
  * sandbox's namespace init, which bwrap does not wait for, ends ~1 ms after it).
  */
 const FIRST_POLL_MS = 1;
-/** How long a group gets to die of SIGTERM by itself before the usual wait (a handler may take longer). */
-const QUICK_DEATH_MS = 3;
 const MAX_POLL_MS = 10;
 
 /** Resolves true once nothing of the handle's group/session is alive, false after `ms`. */
@@ -23,19 +21,12 @@ async function waitGroupGone(handle: ProcessHandle, ms: number): Promise<boolean
 }
 
 /**
- * Right after a signal, whether the group is gone by the kernel's word (its cgroup is empty)
- * within `ms`: most processes die of SIGTERM within ~0.2 ms, long before their exit has
- * travelled to this process, so checks between turns of the event loop settle it (a poll
- * of 1 ms or more would cost more than the death itself).
+ * Whether the group is gone within `ms`: by its cgroup's word as it happens (most processes
+ * die of SIGTERM within a millisecond, before their exit has travelled to this process), or
+ * else by the leader's exit and polls.
  */
-async function goneWithin(handle: ProcessHandle, ms: number): Promise<boolean> {
-  if (!handle.gone) return false;
-  const deadline = performance.now() + ms;
-  for (;;) {
-    if (handle.gone()) return true;
-    if (performance.now() >= deadline) return false;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+function goneWithin(handle: ProcessHandle, ms: number): Promise<boolean> {
+  return handle.whenGone ? handle.whenGone(ms) : waitGroupGone(handle, ms);
 }
 
 /**
@@ -47,10 +38,8 @@ async function goneWithin(handle: ProcessHandle, ms: number): Promise<boolean> {
  */
 export async function terminateGroup(handle: ProcessHandle, graceMs: number): Promise<boolean> {
   handle.signal("SIGTERM");
-  if (await goneWithin(handle, QUICK_DEATH_MS)) return true;
-  if (await waitGroupGone(handle, graceMs)) return true;
+  if (await goneWithin(handle, graceMs)) return true;
   handle.signal("SIGKILL");
   // Through a cgroup nothing escapes it, and it says when all is gone, before the exits travel here.
-  if (handle.killIsCertain && (await goneWithin(handle, 5000))) return true;
-  return await waitGroupGone(handle, 5000);
+  return await goneWithin(handle, 5000);
 }
