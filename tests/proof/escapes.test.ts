@@ -276,7 +276,7 @@ describe("git runs nothing a sandboxed command wrote", () => {
     Bun.spawnSync(["git", "-C", work, "config", "user.name", "person"]); // replaces .git/config (lock file + rename)
     await insist(s, { command: `git config -f .git/config core.fsmonitor 'touch ${victim}/git-ran; false'; true` });
     expect(personRunsGit(work)).toBe(false);
-    proof("git", 5, "forms=read-only,moved,commondir,new-repo(+landlock),replaced-config");
+    proof("git", 45, "forms=read-only,moved,commondir,new-repo(+landlock),new-repos-in-a-burst(40),replaced-config");
   });
 });
 
