@@ -231,6 +231,19 @@ describe("kill_shell", () => {
     expect(processesMatching(`sleep ${marker}`)).toEqual([]);
   });
 
+  test("a TERM handler that takes 300 ms: kill_shell returns as the group ends, long before the grace period", async () => {
+    const marker = uniqueSleep(100);
+    const { task_id } = await bg(`trap 'sleep 0.3; exit 0' TERM; echo ready; sleep ${marker} & wait`);
+    await until(async () => (await s.call("task_output", { task_id, offset: 0 })).stdout === "ready\n", 5000, "ready");
+    const started = Date.now();
+    const r = await s.call("kill_shell", { task_id });
+    const elapsed = Date.now() - started;
+    expect(r.status).toBe("killed");
+    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+    expect(elapsed).toBeGreaterThanOrEqual(280);
+    expect(elapsed).toBeLessThan(1_500); // the grace period is 2 s: the end was noticed, not waited out
+  });
+
   test("kill waits for a grandchild that ignores SIGTERM after its leader died (SIGKILL after the grace period)", async () => {
     const marker = uniqueSleep(300);
     const { task_id } = await unsandboxed.call("bash", { command: `bash -c "trap '' TERM; sleep ${marker}; sleep ${marker}" & sleep ${marker}`, run_in_background: true });
