@@ -20,54 +20,56 @@ import { sandboxFields } from "./sandbox/fields.ts";
 import { sandboxStartFailure } from "./sandbox/start.ts";
 import { resultShapes } from "./result-shapes.ts";
 
-const schema = z
-  .object({
-    command: osString()
-      .min(1, "must be a non-empty string")
-      .optional()
-      .describe("Command line for `bash -c`. Required unless `service` is given."),
-    service: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("Start this agent-shell.toml service instead."),
-    description: z.string().optional().describe("Echoed in results."),
-    timeout_seconds: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe("Time limit (default: 120)."),
-    confirmed: z
-      .boolean()
-      .default(false)
-      .describe("true once the user approved this exact call (default: false)."),
-    working_directory: osString()
-      .optional()
-      .describe("Where to run (default: the server's cwd)."),
-    run_in_background: z
-      .boolean()
-      .default(false)
-      .describe("Return a task_id at once (default: false)."),
-    env: envSchema().optional().describe("Extra variables."),
-    stdin: z.string().optional().describe("Text for stdin."),
-    host: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("Host."),
-    sandbox: sandboxParameter,
-    ...outputParameters,
-    ...serviceParameters,
-    ...interactiveParameters,
-  })
-  .strict()
-  .superRefine((v, issue) => {
-    // `command` is required, unless a declared service is started instead.
-    if (v.command === undefined && v.service === undefined) {
-      issue.addIssue({ code: "invalid_type", expected: "string", input: undefined, path: ["command"], message: "expected string, received undefined" });
-    }
-  });
+/** Built at the tool's first call (defineTool). */
+const schema = () =>
+  z
+    .object({
+      command: osString()
+        .min(1, "must be a non-empty string")
+        .optional()
+        .describe("Command line for `bash -c`. Required unless `service` is given."),
+      service: z
+        .string()
+        .min(1)
+        .optional()
+        .describe("Start this agent-shell.toml service instead."),
+      description: z.string().optional().describe("Echoed in results."),
+      timeout_seconds: z
+        .number()
+        .int()
+        .min(1)
+        .optional()
+        .describe("Time limit (default: 120)."),
+      confirmed: z
+        .boolean()
+        .default(false)
+        .describe("true once the user approved this exact call (default: false)."),
+      working_directory: osString()
+        .optional()
+        .describe("Where to run (default: the server's cwd)."),
+      run_in_background: z
+        .boolean()
+        .default(false)
+        .describe("Return a task_id at once (default: false)."),
+      env: envSchema().optional().describe("Extra variables."),
+      stdin: z.string().optional().describe("Text for stdin."),
+      host: z
+        .string()
+        .min(1)
+        .optional()
+        .describe("Host."),
+      sandbox: sandboxParameter(),
+      ...outputParameters(),
+      ...serviceParameters(),
+      ...interactiveParameters(),
+    })
+    .strict()
+    .superRefine((v, issue) => {
+      // `command` is required, unless a declared service is started instead.
+      if (v.command === undefined && v.service === undefined) {
+        issue.addIssue({ code: "invalid_type", expected: "string", input: undefined, path: ["command"], message: "expected string, received undefined" });
+      }
+    });
 
 /** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
 function resultSchema(): z.ZodType {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { invalidArguments } from "../errors.ts";
 
 /** bash parameters for interactive programs: terminals, stdin, handing a call over to the background. */
-export const interactiveParameters = {
+export const interactiveParameters = () => ({
   tty: z
     .boolean()
     .optional()
@@ -18,7 +18,7 @@ export const interactiveParameters = {
     .positive()
     .optional()
     .describe("Background it after N seconds."),
-};
+});
 
 export interface InteractiveArgs {
   run_in_background?: boolean;

@@ -4,11 +4,13 @@ import { exitFields } from "./present.ts";
 import { defineTool } from "./types.ts";
 import { resultShapes } from "./result-shapes.ts";
 
-const schema = z
-  .object({
-    task_id: z.string().min(1).describe("Task id (bg-N) or service name."),
-  })
-  .strict();
+/** Built at the tool's first call (defineTool). */
+const schema = () =>
+  z
+    .object({
+      task_id: z.string().min(1).describe("Task id (bg-N) or service name."),
+    })
+    .strict();
 
 /** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
 function resultSchema(): z.ZodType {

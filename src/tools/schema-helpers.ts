@@ -26,7 +26,7 @@ export function userRegex(tool: string, field: string, source: string): RegExp {
 }
 
 /** Output parameters (SPEC §15): how much of the output a result shows, and whether shaped. */
-export const outputParameters = {
+export const outputParameters = () => ({
   max_output_bytes: z.number().int().min(1000).max(2_500_000).optional().describe("Output budget (default: 8000)."),
   output: z.enum(["shaped", "raw"]).optional().describe("'raw': unshaped head and tail."),
-};
+});

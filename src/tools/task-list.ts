@@ -4,15 +4,17 @@ import { listEntry } from "./present.ts";
 import { defineTool } from "./types.ts";
 import { resultShapes } from "./result-shapes.ts";
 
-const schema = z
-  .object({
-    status: z
-      .enum(["running", "finished", "all"])
-      .default("all")
-      .describe("Which tasks (default: 'all')."),
-    host: z.string().optional().describe("Host."),
-  })
-  .strict();
+/** Built at the tool's first call (defineTool). */
+const schema = () =>
+  z
+    .object({
+      status: z
+        .enum(["running", "finished", "all"])
+        .default("all")
+        .describe("Which tasks (default: 'all')."),
+      host: z.string().optional().describe("Host."),
+    })
+    .strict();
 
 /** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
 function resultSchema(): z.ZodType {

@@ -8,43 +8,45 @@ import { resultShapes } from "./result-shapes.ts";
 
 const MAX_BYTES_LIMIT = 1_000_000;
 
-const schema = z
-  .object({
-    task_id: z.string().min(1).optional().describe("Task id (bg-N) or service name."),
-    task_ids: z.array(z.string().min(1)).min(1).optional().describe("Several tasks."),
-    until: z
-      .enum(["any", "all"])
-      .optional()
-      .describe("With task_ids (default: 'all')."),
-    wait: z.boolean().default(false).describe("Block until the task ends (default: false)."),
-    timeout_seconds: z.number().int().min(0).default(30).describe("Longest wait (default: 30)."),
-    only_new: z.boolean().default(false).describe("Only output since the last read (default: false)."),
-    offset: z.number().int().min(0).optional().describe("Raw byte range start."),
-    length: z.number().int().min(0).max(MAX_BYTES_LIMIT).optional().describe("Range length."),
-    stream: z.enum(["stdout", "stderr"]).optional().describe("Stream of the range (default: 'stdout')."),
-    tail_lines: z.number().int().min(0).optional().describe("Only the last N lines."),
-    filter: z.string().optional().describe("Only lines matching this regex."),
-    max_bytes: z.number().int().min(1).max(MAX_BYTES_LIMIT).optional().describe("Output budget (default: 8000)."),
-    output: outputParameters.output,
-  })
-  .strict()
-  .superRefine((v, issue) => {
-    if ((v.task_id === undefined) === (v.task_ids === undefined)) {
-      issue.addIssue({ code: "custom", path: ["task_id"], message: "give exactly one of task_id (a string) or task_ids (an array)" });
-    }
-    if (v.until !== undefined && v.task_ids === undefined) {
-      issue.addIssue({ code: "custom", path: ["until"], message: "until applies only with task_ids" });
-    }
-    if (v.length !== undefined && v.offset === undefined) {
-      issue.addIssue({ code: "custom", path: ["length"], message: "length needs offset" });
-    }
-    if (v.stream !== undefined && v.offset === undefined) {
-      issue.addIssue({ code: "custom", path: ["stream"], message: "stream selects the stream of a range read: it needs offset" });
-    }
-    if (v.offset !== undefined && v.only_new) {
-      issue.addIssue({ code: "custom", path: ["only_new"], message: "only_new and offset cannot be combined" });
-    }
-  });
+/** Built at the tool's first call (defineTool). */
+const schema = () =>
+  z
+    .object({
+      task_id: z.string().min(1).optional().describe("Task id (bg-N) or service name."),
+      task_ids: z.array(z.string().min(1)).min(1).optional().describe("Several tasks."),
+      until: z
+        .enum(["any", "all"])
+        .optional()
+        .describe("With task_ids (default: 'all')."),
+      wait: z.boolean().default(false).describe("Block until the task ends (default: false)."),
+      timeout_seconds: z.number().int().min(0).default(30).describe("Longest wait (default: 30)."),
+      only_new: z.boolean().default(false).describe("Only output since the last read (default: false)."),
+      offset: z.number().int().min(0).optional().describe("Raw byte range start."),
+      length: z.number().int().min(0).max(MAX_BYTES_LIMIT).optional().describe("Range length."),
+      stream: z.enum(["stdout", "stderr"]).optional().describe("Stream of the range (default: 'stdout')."),
+      tail_lines: z.number().int().min(0).optional().describe("Only the last N lines."),
+      filter: z.string().optional().describe("Only lines matching this regex."),
+      max_bytes: z.number().int().min(1).max(MAX_BYTES_LIMIT).optional().describe("Output budget (default: 8000)."),
+      output: outputParameters().output,
+    })
+    .strict()
+    .superRefine((v, issue) => {
+      if ((v.task_id === undefined) === (v.task_ids === undefined)) {
+        issue.addIssue({ code: "custom", path: ["task_id"], message: "give exactly one of task_id (a string) or task_ids (an array)" });
+      }
+      if (v.until !== undefined && v.task_ids === undefined) {
+        issue.addIssue({ code: "custom", path: ["until"], message: "until applies only with task_ids" });
+      }
+      if (v.length !== undefined && v.offset === undefined) {
+        issue.addIssue({ code: "custom", path: ["length"], message: "length needs offset" });
+      }
+      if (v.stream !== undefined && v.offset === undefined) {
+        issue.addIssue({ code: "custom", path: ["stream"], message: "stream selects the stream of a range read: it needs offset" });
+      }
+      if (v.offset !== undefined && v.only_new) {
+        issue.addIssue({ code: "custom", path: ["only_new"], message: "only_new and offset cannot be combined" });
+      }
+    });
 
 /** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
 function resultSchema(): z.ZodType {

@@ -14,23 +14,25 @@ import { sandboxFields } from "./sandbox/fields.ts";
 /** The agent CLIs' API key variables: inherited by subagents only. */
 const AGENT_KEYS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"];
 
-const schema = z
-  .object({
-    prompt: osString().min(1, "must be a non-empty string").describe("The task for the subagent."),
-    background: z.boolean().default(false).describe("Return a task_id at once (default: false)."),
-    timeout_seconds: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe("Time limit (default: 1800)."),
-    env: envSchema().optional().describe("Extra variables."),
-    description: z.string().optional().describe("Short note, shown in task_list."),
-    sandbox: sandboxParameter,
-    ...outputParameters,
-    confirmed: z.boolean().optional().describe("true once the user approved this exact call (default: false)."),
-  })
-  .strict();
+/** Built at the tool's first call (defineTool). */
+const schema = () =>
+  z
+    .object({
+      prompt: osString().min(1, "must be a non-empty string").describe("The task for the subagent."),
+      background: z.boolean().default(false).describe("Return a task_id at once (default: false)."),
+      timeout_seconds: z
+        .number()
+        .int()
+        .min(1)
+        .optional()
+        .describe("Time limit (default: 1800)."),
+      env: envSchema().optional().describe("Extra variables."),
+      description: z.string().optional().describe("Short note, shown in task_list."),
+      sandbox: sandboxParameter(),
+      ...outputParameters(),
+      confirmed: z.boolean().optional().describe("true once the user approved this exact call (default: false)."),
+    })
+    .strict();
 
 /** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
 function resultSchema(): z.ZodType {

@@ -12,27 +12,29 @@ const MAX_YIELD_MS = 10_000;
 /** Once output has started, this much quiet means the program has answered. */
 const SETTLE_MS = 150;
 
-const schema = z
-  .object({
-    task_id: z.string().min(1).describe("A tty task, or one with keep_stdin_open."),
-    chars: z
-      .string()
-      .default("")
-      .describe("Text to type; '' only polls (default: '')."),
-    keys: z
-      .array(z.string())
-      .default([])
-      .describe("Named keys after chars: enter, tab, up, ctrl-c…"),
-    close_stdin: z.boolean().default(false).describe("Then close stdin (default: false)."),
-    yield_ms: z
-      .number()
-      .int()
-      .min(0)
-      .max(MAX_YIELD_MS)
-      .default(250)
-      .describe("Wait for output, ms (default: 250)."),
-  })
-  .strict();
+/** Built at the tool's first call (defineTool). */
+const schema = () =>
+  z
+    .object({
+      task_id: z.string().min(1).describe("A tty task, or one with keep_stdin_open."),
+      chars: z
+        .string()
+        .default("")
+        .describe("Text to type; '' only polls (default: '')."),
+      keys: z
+        .array(z.string())
+        .default([])
+        .describe("Named keys after chars: enter, tab, up, ctrl-c…"),
+      close_stdin: z.boolean().default(false).describe("Then close stdin (default: false)."),
+      yield_ms: z
+        .number()
+        .int()
+        .min(0)
+        .max(MAX_YIELD_MS)
+        .default(250)
+        .describe("Wait for output, ms (default: 250)."),
+    })
+    .strict();
 
 /** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
 function resultSchema(): z.ZodType {

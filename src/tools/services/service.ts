@@ -8,7 +8,7 @@ import type { ToolContext } from "../types.ts";
 import { applyRestartPolicy } from "../../background/tasks/restart-policy.ts";
 
 /** bash parameters for long-running services (background only). */
-export const serviceParameters = {
+export const serviceParameters = () => ({
   name: z
     .string()
     .min(1)
@@ -42,7 +42,7 @@ export const serviceParameters = {
     .min(1)
     .optional()
     .describe("Notify matching lines."),
-};
+});
 
 export interface ServiceArgs {
   command: string;
