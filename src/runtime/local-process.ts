@@ -142,17 +142,18 @@ export abstract class LocalProcess {
   private readonly ownPidNamespace: boolean;
   /** Released with the handle (dispose): its folder goes once the task's last process has. */
   protected readonly limit: PidsLimit | null;
-
-  /**
-   * `sessionJobs` (a terminal): a PTY shell puts each job in a process group of its own (same session),
-   * which only a /proc scan finds where no task cgroup holds them.
-   */
   /**
    * Its cgroup was found empty: so is its process limit (every process of the task was born in
    * both, and leaves both at its exit), which is then kept or removed without another read.
    */
   protected emptied = false;
+  /** With a task cgroup, which holds all of the task and says when it empties (ProcessHandle.whenGone). */
+  readonly whenGone?: (ms: number) => Promise<boolean>;
 
+  /**
+   * `sessionJobs` (a terminal): a PTY shell puts each job in a process group of its own (same session),
+   * which only a /proc scan finds where no task cgroup holds them.
+   */
   constructor(
     { proc, containment }: Started,
     private readonly sessionJobs = false,
@@ -189,9 +190,6 @@ export abstract class LocalProcess {
     }
     signalGroup(this.pgid, signal);
   }
-
-  /** With a task cgroup, which holds all of the task and says when it empties (ProcessHandle.whenGone). */
-  readonly whenGone?: (ms: number) => Promise<boolean>;
 
   async groupAlive(): Promise<boolean> {
     // While the leader runs the group is alive: no need to scan /proc.

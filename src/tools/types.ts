@@ -49,7 +49,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   title: string;
   annotations: ToolAnnotations;
   description: string;
-  schema: S;
+  /** The parameters' schema (built at its first use: defineTool). */
+  readonly schema: S;
   /** Old parameter names still accepted, each mapped to its current name (not published). */
   aliases?: Record<string, string>;
   /** May run as an MCP task (SPEC §12): calls that launch a process whose end is their result. */
