@@ -69,7 +69,17 @@ export function loadConfig(inputs: ConfigInputs = {}): LoadedConfig {
     merged[key] = value;
     sources[key as keyof Config] = "flag";
   }
-  return { config: ConfigSchema.parse(merged), sources, file: fileUsed };
+  const config = ConfigSchema.parse(merged);
+  loaded.add(config);
+  return { config, sources, file: fileUsed };
+}
+
+/** Configs loadConfig made: already validated, with every default in place. */
+const loaded = new WeakSet<object>();
+
+/** Whether `config` is one loadConfig returned (a ToolHost then uses it as it is, without parsing it again). */
+export function isLoadedConfig(config: unknown): config is Config {
+  return typeof config === "object" && config !== null && loaded.has(config);
 }
 
 function readConfigFile(path: string): Record<string, unknown> {

@@ -5,6 +5,7 @@ import { defaultStateDir, OwnerFolder, recoverTasks } from "../background/state/
 import { Launcher, Registry, type Task } from "../background/tasks/index.ts";
 import { awaitOutputNews } from "../background/watch/index.ts";
 import { type Config, ConfigSchema } from "../config/schema.ts";
+import { isLoadedConfig } from "../config/load.ts";
 import { CodedError, type ErrorResult, invalidArgument, type ToolResult } from "../errors.ts";
 import { within } from "../first-of.ts";
 import { LocalRuntime } from "../runtime/local.ts";
@@ -108,7 +109,7 @@ export class ToolHost {
   private readonly callResults = new WeakMap<Task, { result: Promise<ToolResult>; settled: boolean }>();
 
   constructor(options: HostOptions = {}) {
-    this.config = ConfigSchema.parse(options.config ?? {});
+    this.config = isLoadedConfig(options.config) ? options.config : ConfigSchema.parse(options.config ?? {});
     this.cwd = realpathSync(resolve(options.cwd ?? process.cwd()));
     const config = this.config;
     const roots = allowedRoots(this.cwd, config.allowed_paths);
