@@ -73,31 +73,45 @@ export class TaskCgroup {
       const deadline = performance.now() + ms;
       let watcher: FSWatcher | null = null;
       let timer: ReturnType<typeof setTimeout> | null = null;
-      let settled = false;
-      const settle = (empty: boolean) => {
-        settled = true;
+      let done = false;
+      let pause = 1;
+      const finish = (empty: boolean) => {
+        if (done) return;
+        done = true;
         watcher?.close();
         if (timer) clearTimeout(timer);
         resolve(empty);
       };
       const look = () => {
-        if (!settled && this.members().length === 0) settle(true);
+        if (this.members().length === 0) finish(true);
+      };
+      // The next look: at the deadline while inotify watches, else after a pause growing from 1 to 10 ms.
+      const schedule = () => {
+        if (done) return;
+        if (timer) clearTimeout(timer);
+        const left = deadline - performance.now();
+        if (left <= 0) return finish(this.members().length === 0);
+        timer = setTimeout(
+          () => {
+            look();
+            schedule();
+          },
+          watcher ? left : Math.min(pause, left),
+        );
+        pause = Math.min(pause * 2, 10);
       };
       try {
         watcher = watch(join(this.path, "cgroup.events"), look);
+        watcher.on("error", () => {
+          watcher?.close();
+          watcher = null;
+          schedule();
+        });
       } catch {
-        /* no inotify watch to be had (the limit reached): polls, 1 ms growing to 10 */
+        watcher = null; // no inotify watch to be had (the limit reached): polls
       }
-      let pause = 1;
-      const later = () => {
-        look();
-        const left = deadline - performance.now();
-        if (settled) return;
-        if (left <= 0) return settle(false);
-        timer = setTimeout(later, watcher ? left : Math.min((pause = Math.min(pause * 2, 10)), left));
-      };
       look(); // emptied before the watch was in place
-      if (!settled) timer = setTimeout(later, watcher ? ms : 1);
+      schedule();
     });
   }
 
