@@ -28,6 +28,16 @@ afterAll(async () => {
 const bg = (command: string, extra: Record<string, unknown> = {}) =>
   s.call("bash", { command, run_in_background: true, ...extra });
 
+/** kill_shell on `task_id`, timed: the task is killed and none of its `sleep <marker>` is left. */
+async function killTimed(task_id: string, marker: string): Promise<number> {
+  const started = Date.now();
+  const r = await s.call("kill_shell", { task_id });
+  const elapsed = Date.now() - started;
+  expect(r.status).toBe("killed");
+  expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+  return elapsed;
+}
+
 /** Polls `check` (a state query, not a sleep-as-sync) until it returns true. */
 async function until(check: () => Promise<boolean> | boolean, ms: number, what: string): Promise<void> {
   const deadline = Date.now() + ms;
@@ -210,12 +220,7 @@ describe("kill_shell", () => {
     const marker = uniqueSleep(300);
     const { task_id } = await bg(`trap '' TERM; echo ready; sleep ${marker}; sleep ${marker}`);
     await until(() => processesMatching(`sleep ${marker}`).length > 0, 5000, "sleep to start");
-    const started = Date.now();
-    const r = await s.call("kill_shell", { task_id });
-    const elapsed = Date.now() - started;
-    expect(r.status).toBe("killed");
-    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
-    expect(elapsed).toBeLessThan(10_000);
+    expect(await killTimed(task_id, marker)).toBeLessThan(10_000);
   });
 
   test("kill sends SIGTERM first: a task that cleans up on TERM gets to run its handler", async () => {
@@ -235,11 +240,7 @@ describe("kill_shell", () => {
     const marker = uniqueSleep(100);
     const { task_id } = await bg(`trap 'sleep 0.3; exit 0' TERM; echo ready; sleep ${marker} & wait`);
     await until(async () => (await s.call("task_output", { task_id, offset: 0 })).stdout === "ready\n", 5000, "ready");
-    const started = Date.now();
-    const r = await s.call("kill_shell", { task_id });
-    const elapsed = Date.now() - started;
-    expect(r.status).toBe("killed");
-    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+    const elapsed = await killTimed(task_id, marker);
     expect(elapsed).toBeGreaterThanOrEqual(280);
     expect(elapsed).toBeLessThan(1_500); // the grace period is 2 s: the end was noticed, not waited out
   });
