@@ -199,8 +199,9 @@ export abstract class LocalProcess {
     if (!this.cgroup) return groupAlive(this.pgid);
     // The cgroup holds the whole task, born inside it: the kernel's word is enough (SPEC §14).
     // (The group's word is not: its exited members stay zombies until PID 1 reaps them, and
-    // telling them apart takes a scan of /proc, ~5 ms with a few hundred processes.)
-    if (this.cgroup.members().length > 0) return true;
+    // telling them apart takes a scan of /proc, ~5 ms with a few hundred processes.) Once found
+    // empty (a kill waits for that) it stays so: nothing can be born in an empty task cgroup.
+    if (!this.emptied && this.cgroup.members().length > 0) return true;
     this.emptied = true;
     this.cgroup.release(true); // empty: nothing of the task is left
     return false;
