@@ -6,6 +6,10 @@ interface Libc {
   flock(fd: number, op: number): number;
   socketpair(domain: number, type: number, protocol: number, fds: number): number;
   sendmsg(fd: number, message: number, flags: number): number;
+  read(fd: number, buffer: number, length: number): number;
+  poll(fds: number, count: number, timeoutMs: number): number;
+  inotify_init1(flags: number): number;
+  inotify_add_watch(fd: number, path: number, mask: number): number;
 }
 
 let symbols: Libc | null = null;
@@ -16,6 +20,10 @@ export function libc(): Libc {
     flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
     socketpair: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
     sendmsg: { args: [FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.i64_fast },
+    read: { args: [FFIType.i32, FFIType.ptr, FFIType.u64], returns: FFIType.i64_fast },
+    poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
+    inotify_init1: { args: [FFIType.i32], returns: FFIType.i32 },
+    inotify_add_watch: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
   }).symbols as unknown as Libc;
   return symbols;
 }

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, statSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { ownDeviceNodes } from "./devices.ts";
 import { gitProtection } from "./git-guard.ts";
 import { join } from "node:path";
@@ -88,7 +88,7 @@ function emptyFile(stateRoot: string): string {
  * covering them look like. Nothing can create one of them from inside, but one created
  * outside after a sandbox was built is not covered in it (sandboxSignature tells).
  */
-function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string; directory: boolean }[] {
+export function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string; directory: boolean }[] {
   const found: { path: string; directory: boolean }[] = [];
   for (const p of policy.denyRead) {
     // Hiding the directory the command starts in would leave it nowhere (e.g. `run --cwd <state dir>`).
@@ -123,35 +123,4 @@ export function keptSandboxCommand(bwrap: string, policy: SandboxPolicy, first: 
   }
   args.push("--info-fd", String(opts.infoFd), "--chdir", "/", "--", ...first);
   return args;
-}
-
-/**
- * What a kept sandbox is built over (runtime/kept-sandbox.ts), checked before every command: the
- * hidden paths, the git files it protects and the writable roots, each as the very file it
- * was (device, inode, birth). A secret or `.git/config` replaced outside since (a new file
- * at the same path), or a root removed and made again, is a new file: the old sandbox would
- * cover the old one, so it is not used.
- */
-export function sandboxSignature(policy: SandboxPolicy, cwd: string): string {
-  // Calls handled in one turn of the event loop (a burst) share one look at the files.
-  let turn = signaturesThisTurn.get(policy);
-  if (!turn) {
-    if (signaturesThisTurn.size === 0) setImmediate(() => signaturesThisTurn.clear());
-    signaturesThisTurn.set(policy, (turn = new Map()));
-  }
-  let signature = turn.get(cwd);
-  if (signature === undefined) turn.set(cwd, (signature = lookAtFiles(policy, cwd)));
-  return signature;
-}
-const signaturesThisTurn = new Map<SandboxPolicy, Map<string, string>>();
-
-function lookAtFiles(policy: SandboxPolicy, cwd: string): string {
-  const git = gitProtection(policy.workspaceRoots);
-  const paths = [...hiddenPaths(policy, cwd).map((h) => h.path), ...git.pin, ...git.readOnly, ...policy.readOnlyUnderWritable, ...policy.writableRoots];
-  return paths.map((p) => `${p}=${identity(p)}`).join("\n");
-}
-
-function identity(path: string): string {
-  const st = lstatSync(path, { throwIfNoEntry: false });
-  return st ? `${st.dev}:${st.ino}:${st.birthtimeMs}:${st.isDirectory() ? "d" : "f"}` : "gone";
 }

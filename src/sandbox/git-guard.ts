@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { foldersIn } from "../folders.ts";
+import type { WatchPoint } from "./entry-watch.ts";
 
 /**
  * git runs nothing a sandboxed command wrote (SPEC §11, §20): in each repository under the
@@ -68,6 +69,28 @@ function repositories(roots: string[]): Repository[] {
   return found;
 }
 let lastWalk: { roots: string[]; found: Repository[] } | null = null;
+
+/**
+ * The folder entries gitProtection's walk depends on (sandbox/entry-watch.ts): a folder made,
+ * removed or renamed at a root, a `.git` at a root or below one, the control files, submodules
+ * and worktrees of each repository. Walks afresh (not the walk of this turn): a watch started
+ * before it then sees every later change.
+ */
+export function gitWatchPoints(roots: string[]): WatchPoint[] {
+  lastWalk = null;
+  const points: WatchPoint[] = [];
+  for (const root of roots) {
+    points.push({ dir: root, names: [".git"], folders: true });
+    for (const name of subfolders(root)) points.push({ dir: join(root, name), names: [".git"] });
+  }
+  for (const git of repositories(roots)) {
+    if (git.file) continue;
+    points.push({ dir: git.path, names: [...CONTROL_FILES, "HEAD", "modules", "worktrees"] });
+    for (const holder of ["modules", "worktrees"]) if (lstat(join(git.path, holder))?.isDirectory()) points.push({ dir: join(git.path, holder), folders: true });
+    for (const gitDir of git.gitDirs.slice(1)) points.push({ dir: gitDir, names: CONTROL_FILES });
+  }
+  return points;
+}
 
 function subfolders(root: string): string[] {
   try {
