@@ -51,7 +51,7 @@ export class EntryWatch {
   private seen = false;
 
   private constructor(
-    private readonly fd: number,
+    private fd: number,
     private readonly mounts: number,
   ) {
     this.pollFd[0] = mounts;
@@ -121,8 +121,12 @@ export class EntryWatch {
     return false;
   }
 
+  /** Ends the watch: from now on it says "changed" (it can no longer tell). */
   close(): void {
+    if (this.seen && this.fd < 0) return;
+    this.seen = true;
     closeQuietly(this.fd);
     closeQuietly(this.mounts);
+    this.fd = -1;
   }
 }

@@ -50,11 +50,23 @@ type Repository = { path: string; file: boolean; gitDirs: string[] };
 /**
  * Every `.git` at a root or in a folder right below one: a folder (with its own git dirs:
  * itself, its submodules' and its worktrees'), or a file (a worktree's or submodule's link).
- * A command's start looks twice (what its sandbox covers, and the state to compare with at its
- * end): within one turn of the event loop the walk is made once.
+ * A walk kept under a watch (keepWalk) serves while the watch sees no change; otherwise a
+ * command's start looks twice (what its sandbox covers, and the state to compare with at its
+ * end), and within one turn of the event loop the walk is made once.
  */
 function repositories(roots: string[]): Repository[] {
+  const kept = keptWalks.get(roots);
+  if (kept?.stillTrue()) return kept.found;
   if (lastWalk?.roots === roots) return lastWalk.found;
+  const found = walk(roots);
+  if (!lastWalk) setImmediate(() => (lastWalk = null));
+  lastWalk = { roots, found };
+  return found;
+}
+let lastWalk: { roots: string[]; found: Repository[] } | null = null;
+const keptWalks = new WeakMap<string[], { found: Repository[]; stillTrue: () => boolean }>();
+
+function walk(roots: string[]): Repository[] {
   const found: Repository[] = [];
   for (const root of roots) {
     for (const dir of [root, ...subfolders(root).map((name) => join(root, name))]) {
@@ -64,32 +76,29 @@ function repositories(roots: string[]): Repository[] {
       else if (st?.isDirectory()) found.push({ path, file: false, gitDirs: [path, ...foldersIn(join(path, "modules")), ...foldersIn(join(path, "worktrees"))] });
     }
   }
-  if (!lastWalk) setImmediate(() => (lastWalk = null));
-  lastWalk = { roots, found };
   return found;
 }
-let lastWalk: { roots: string[]; found: Repository[] } | null = null;
 
 /**
- * The folder entries gitProtection's walk depends on (sandbox/entry-watch.ts): a folder made,
- * removed or renamed at a root, a `.git` at a root or below one, the control files, submodules
- * and worktrees of each repository. Walks afresh (not the walk of this turn): a watch started
- * before it then sees every later change.
+ * A fresh walk of `roots`, with the folder entries it depends on (sandbox/entry-watch.ts): a
+ * folder made, removed or renamed at a root, a `.git` at a root or below one, the control
+ * files, submodules and worktrees of each repository. `keep` then keeps the walk for as long
+ * as the watch on those entries, started before the walk, says nothing changed.
  */
-export function gitWatchPoints(roots: string[]): WatchPoint[] {
-  lastWalk = null;
+export function gitWatchPoints(roots: string[]): { points: WatchPoint[]; keep: (stillTrue: () => boolean) => void } {
   const points: WatchPoint[] = [];
   for (const root of roots) {
     points.push({ dir: root, names: [".git"], folders: true });
     for (const name of subfolders(root)) points.push({ dir: join(root, name), names: [".git"] });
   }
-  for (const git of repositories(roots)) {
+  const found = walk(roots);
+  for (const git of found) {
     if (git.file) continue;
     points.push({ dir: git.path, names: [...CONTROL_FILES, "HEAD", "modules", "worktrees"] });
     for (const holder of ["modules", "worktrees"]) if (lstat(join(git.path, holder))?.isDirectory()) points.push({ dir: join(git.path, holder), folders: true });
     for (const gitDir of git.gitDirs.slice(1)) points.push({ dir: gitDir, names: CONTROL_FILES });
   }
-  return points;
+  return { points, keep: (stillTrue) => keptWalks.set(roots, { found, stillTrue }) };
 }
 
 function subfolders(root: string): string[] {

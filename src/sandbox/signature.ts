@@ -82,29 +82,32 @@ function watchedLooks(policy: SandboxPolicy): Watched | null {
  * until the watch sees a change.
  */
 function startWatch(policy: SandboxPolicy): Watched | null {
-  const points = watchPoints(policy);
-  const watch = points && EntryWatch.of(points);
+  const first = watchPoints(policy);
+  const watch = first && EntryWatch.of(first.points);
   if (!watch) {
     unwatchable.add(policy);
     return null;
   }
   const again = watchPoints(policy);
-  if (!again || key(again) !== key(points)) {
+  if (!again || key(again.points) !== key(first.points)) {
     watch.close(); // changing as we looked: looked at again next time
     return null;
   }
+  // The git walk made under the watch serves the git guard too, as long as the watch says it holds.
+  again.keepWalk(() => !watch.changed());
   return { watch, signatures: new Map() };
 }
 
-/** The folder entries on the way to every path the look reads, and those of the git walk; null if one cannot be watched. */
-function watchPoints(policy: SandboxPolicy): WatchPoint[] | null {
+/** The folder entries on the way to every path the look reads, and those of a fresh git walk; null if one cannot be watched. */
+function watchPoints(policy: SandboxPolicy): { points: WatchPoint[]; keepWalk: (stillTrue: () => boolean) => void } | null {
   const git = gitProtection(policy.workspaceRoots);
   const byDir = new Map<string, Set<string>>();
   // The hidden paths are followed (stat): a symlink among them could change target unseen.
   for (const [paths, followed] of [[policy.denyRead, true], [[...git.pin, ...git.readOnly, ...policy.readOnlyUnderWritable, ...policy.writableRoots], false]] as const) {
     for (const path of paths) if (!entriesOnTheWay(path, followed, byDir)) return null;
   }
-  return [...[...byDir].map(([dir, names]) => ({ dir, names: [...names] })), ...gitWatchPoints(policy.workspaceRoots)];
+  const walked = gitWatchPoints(policy.workspaceRoots);
+  return { points: [...[...byDir].map(([dir, names]) => ({ dir, names: [...names] })), ...walked.points], keepWalk: walked.keep };
 }
 
 /**
