@@ -148,7 +148,7 @@ export abstract class LocalProcess {
    */
   protected emptied = false;
   /** With a task cgroup, which holds all of the task and says when it empties (ProcessHandle.whenGone). */
-  readonly whenGone?: (ms: number) => Promise<boolean>;
+  readonly whenGone?: (ms: number, hint?: Promise<unknown>) => Promise<boolean>;
 
   /**
    * `sessionJobs` (a terminal): a PTY shell puts each job in a process group of its own (same session),
@@ -165,8 +165,9 @@ export abstract class LocalProcess {
     this.limit = containment.limit;
     const cgroup = containment.cgroup;
     if (cgroup) {
-      this.whenGone = (ms) =>
-        cgroup.whenEmpty(ms).then((empty) => {
+      // The leader's exit is a hint too: a lone process's end empties its cgroup.
+      this.whenGone = (ms, hint) =>
+        cgroup.whenEmpty(ms, [this.exited, ...(hint ? [hint] : [])]).then((empty) => {
           if (empty) this.emptied = true;
           return empty;
         });
@@ -182,10 +183,12 @@ export abstract class LocalProcess {
     if (this.cgroup || (this.ownPidNamespace && !this.sessionJobs)) {
       // The group, and what left it (setsid, a double fork): the task's cgroup or pid
       // namespace holds that, so no /proc scan is needed (a hundred kills would share ~7 ms scans).
+      let leaderSignalled = false;
       try {
         process.kill(-this.pgid, signal);
+        leaderSignalled = true;
       } catch {}
-      this.cgroup?.signal(signal);
+      this.cgroup?.signal(signal, leaderSignalled ? this.pgid : undefined);
       return;
     }
     signalGroup(this.pgid, signal);

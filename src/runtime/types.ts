@@ -56,9 +56,10 @@ export interface ProcessHandle {
   groupAlive(): Promise<boolean>;
   /**
    * Resolves true once nothing of the task is alive by the kernel's word (its cgroup is
-   * empty), false after `ms`; absent where that cannot be told without a scan.
+   * empty), false after `ms`; absent where that cannot be told without a scan. `hint`: an
+   * event after which it is likely gone (its output closed), to look at once then.
    */
-  whenGone?(ms: number): Promise<boolean>;
+  whenGone?(ms: number, hint?: Promise<unknown>): Promise<boolean>;
   /** A runtime's remark about a running process (e.g. its connection is being re-established). */
   readonly note?: string | null;
   /** What the runtime needs to re-attach to this process after a restart (remote background tasks). */

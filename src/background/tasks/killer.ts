@@ -25,8 +25,8 @@ async function waitGroupGone(handle: ProcessHandle, ms: number): Promise<boolean
  * die of SIGTERM within a millisecond, before their exit has travelled to this process), or
  * else by the leader's exit and polls.
  */
-function goneWithin(handle: ProcessHandle, ms: number): Promise<boolean> {
-  return handle.whenGone ? handle.whenGone(ms) : waitGroupGone(handle, ms);
+function goneWithin(handle: ProcessHandle, ms: number, outputClosed?: Promise<unknown>): Promise<boolean> {
+  return handle.whenGone ? handle.whenGone(ms, outputClosed) : waitGroupGone(handle, ms);
 }
 
 /**
@@ -34,12 +34,13 @@ function goneWithin(handle: ProcessHandle, ms: number): Promise<boolean> {
  * Resolves once the group's end is certain (SPEC §18): gone by the kernel's word, or killed
  * through its cgroup, which nothing escapes; its exit is recorded when it has travelled here.
  * Otherwise only when the group is gone (or, for a process that cannot be killed at all,
- * after a last bounded wait). True when its end is certain.
+ * after a last bounded wait). True when its end is certain. `outputClosed`: when the task's
+ * pipes have closed (most often as it dies), a moment to look.
  */
-export async function terminateGroup(handle: ProcessHandle, graceMs: number): Promise<boolean> {
+export async function terminateGroup(handle: ProcessHandle, graceMs: number, outputClosed?: Promise<unknown>): Promise<boolean> {
   handle.signal("SIGTERM");
-  if (await goneWithin(handle, graceMs)) return true;
+  if (await goneWithin(handle, graceMs, outputClosed)) return true;
   handle.signal("SIGKILL");
   // Through a cgroup nothing escapes it, and it says when all is gone, before the exits travel here.
-  return await goneWithin(handle, 5000);
+  return await goneWithin(handle, 5000, outputClosed);
 }

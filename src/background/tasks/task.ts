@@ -90,6 +90,8 @@ export class Task {
   private exitStatus: ExitStatus | null = null;
   private lossReason?: string;
   private handle: ProcessHandle | null = null;
+  /** When this run's output pipes have both closed (or were abandoned). */
+  private outputClosed: Promise<unknown> = Promise.resolve();
   private resolveEnded!: () => void;
   private killRequested = false;
   /** A kill made this run's end certain (killer.ts terminateGroup); `running` until its exit has arrived. */
@@ -218,12 +220,13 @@ export class Task {
       first.onData((chunk) => screen.feed(chunk));
       screen.onReply((reply) => void handle.write(reply).catch(() => {}));
     }
-    void this.follow(handle, collectors);
+    const drained = Promise.all(collectors.map((c) => c.done));
+    this.outputClosed = drained;
+    void this.follow(handle, collectors, drained);
   }
 
-  private async follow(handle: ProcessHandle, collectors: Collector[]): Promise<void> {
+  private async follow(handle: ProcessHandle, collectors: Collector[], drained: Promise<unknown>): Promise<void> {
     const exit = await handle.exited;
-    const drained = Promise.all(collectors.map((c) => c.done));
     // Output still open after the leader's exit belongs to leftovers in its group:
     // give them a moment, then terminate them. A task leaves nothing running.
     await within(drained, DRAIN_AFTER_EXIT_MS);
@@ -276,7 +279,7 @@ export class Task {
   private killGroup(): Promise<void> {
     if (!this.handle) return Promise.resolve();
     const handle = this.handle;
-    this.killing ??= terminateGroup(handle, this.killGraceMs)
+    this.killing ??= terminateGroup(handle, this.killGraceMs, this.outputClosed)
       .then((certain) => {
         if (certain && this.killRequested && this.handle === handle && this.running) this.endCertain = true;
       })
