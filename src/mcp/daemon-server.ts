@@ -7,7 +7,7 @@ import { allowedRoots } from "../safety/paths.ts";
 import { SANDBOX_MODES, type SandboxMode, strictness } from "../sandbox/policy.ts";
 import { AwaitOutputRequestSchema } from "./await-output.ts";
 import { RestartRequestSchema } from "./restart-request.ts";
-import { createMcpServer } from "./server.ts";
+import { connectChecked, createMcpServer } from "./server.ts";
 import { issueDaemonToken, tokenPath } from "./daemon-token.ts";
 import { type DaemonHello, SocketTransport } from "./socket-transport.ts";
 
@@ -60,7 +60,7 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
       void server.close().catch(() => {});
       armIdle();
     });
-    void server.connect(new SocketTransport(socket, { expect: token, onHello: (hello) => Object.assign(scope, declaredScope(hello, scope, host.sandbox.mode)) })).catch(() => socket.destroy());
+    void connectChecked(server, new SocketTransport(socket, { expect: token, onHello: (hello) => Object.assign(scope, declaredScope(hello, scope, host.sandbox.mode)) })).catch(() => socket.destroy());
   });
   host.onTaskEnd(() => armIdle());
 

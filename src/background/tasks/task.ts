@@ -229,7 +229,7 @@ export class Task {
     const exit = await handle.exited;
     // Output still open after the leader's exit belongs to leftovers in its group:
     // give them a moment, then terminate them. A task leaves nothing running.
-    await within(drained, DRAIN_AFTER_EXIT_MS);
+    if (!collectors.every((c) => c.eof)) await within(drained, DRAIN_AFTER_EXIT_MS);
     if (await handle.groupAlive()) await within(this.killGroup(), DRAIN_AFTER_KILL_MS);
     if (!collectors.every((c) => c.eof)) {
       await within(drained, DRAIN_AFTER_KILL_MS);
