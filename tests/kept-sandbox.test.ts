@@ -75,6 +75,29 @@ describe("a kept sandbox per policy", () => {
     expect(keptOf(s.pid).filter((p) => p.cmdline.startsWith("/proc/self/fd/4 hold"))).toHaveLength(1);
   });
 
+  test("a fresh server makes its default sandbox and spawner before the first command, which then runs in them", async () => {
+    for (const args of [[], ["--sandbox", "off"]]) {
+      const t = await startServer({ cwd: work, args });
+      try {
+        const sandboxed = args.length === 0;
+        // No call yet: what the first command needs is made once initialize has been answered.
+        const ready = () => spawnersOf(t.pid).length === 1 && (!sandboxed || keptOf(t.pid).some((p) => p.cmdline.startsWith("/proc/self/fd/4 hold")));
+        for (const deadline = Date.now() + 5000; !ready() && Date.now() < deadline; await Bun.sleep(10));
+        expect(ready()).toBe(true);
+        const spawner = spawnersOf(t.pid)[0]!.pid;
+        const hold = keptOf(t.pid).find((p) => p.cmdline.startsWith("/proc/self/fd/4 hold"));
+        const task = await t.call("bash", { command: `sleep ${uniqueSleep(455)}`, run_in_background: true });
+        expect(parentOf(task.pid)).toBe(spawner);
+        const ns = (await t.call("bash", { command: "readlink /proc/self/ns/mnt" })).stdout.trim();
+        expect(ns).toBe(readlinkSync(`/proc/${hold?.pid ?? "self"}/ns/mnt`));
+        expect(spawnersOf(t.pid).map((p) => p.pid)).toEqual([spawner]);
+        await t.call("kill_shell", { task_id: task.task_id });
+      } finally {
+        await t.close();
+      }
+    }
+  });
+
   test("another policy gets a sandbox of its own, in which it cannot see or signal the first one's commands", async () => {
     const m = uniqueSleep(440);
     const task = await s.call("bash", { command: `sleep ${m}`, run_in_background: true });

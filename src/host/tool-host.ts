@@ -16,7 +16,7 @@ import { FarHosts } from "./far/far-hosts.ts";
 import { splitId } from "./far/task-ids.ts";
 import { type GroupRead, readAcrossHosts } from "./far/across-hosts.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
-import { closeSpawners } from "../runtime/served-spawn.ts";
+import { closeSpawners, warmSpawner } from "../runtime/served-spawn.ts";
 import { closeKeptSandboxes, keepSandboxesForTasks } from "../runtime/kept-sandbox.ts";
 import { configureHelper } from "../runtime/spawn-helper/helper-binary.ts";
 import { TaskCgroup } from "../runtime/task-cgroup.ts";
@@ -163,6 +163,22 @@ export class ToolHost {
     watchdog();
     TaskCgroup.configure({ persistent: this.persistent });
     PidsLimit.configure({ maxProcesses: this.config.max_processes, persistent: this.persistent });
+  }
+
+  /**
+   * Makes ready what a first command in the server's own directory waits for (~40 ms here):
+   * the `bash` tool's schema, and the default policy's kept sandbox and spawner. The MCP
+   * server calls it while the client is still busy with the answers to initialize and
+   * tools/list; a command that comes earlier shares what is being made (served-spawn.ts).
+   */
+  warm(): void {
+    if (this.closing) return;
+    this.prepare();
+    void TOOLS.find((t) => t.name === "bash")?.schema;
+    const mode = this.sandbox.mode;
+    if (mode !== "off" && this.sandbox.unavailable) return;
+    const call = mode === "off" ? null : this.sandbox.forCall(mode, { cwd: this.cwd, roots: this.base.allowedRoots });
+    warmSpawner(call?.run ?? null, this.cwd);
   }
 
   /** Names, descriptions and JSON Schemas (generated from the zod schemas when the binary is built). */

@@ -119,12 +119,22 @@ function notStarted(result: ToolResult): McpError {
   return new McpError(ErrorCode.InvalidParams, message, result);
 }
 
+/** How long after `initialized` the stdio server makes the first command's sandbox ready. */
+const WARM_AFTER_MS = 20;
+
 /**
  * Serves MCP on stdio until stdin closes or SIGTERM/SIGINT arrives; then terminates every
  * task (foreground and background) and exits.
  */
 export async function serveStdio(host: ToolHost): Promise<never> {
   const server = createMcpServer(host);
+  // The client's first command finds its sandbox made: made once it has had initialize and
+  // tools/list answered (a command that comes sooner makes it, as it would have anyway).
+  const initialized = server.oninitialized;
+  server.oninitialized = () => {
+    initialized?.();
+    setTimeout(() => host.warm(), WARM_AFTER_MS);
+  };
   let exiting = false;
   const exit = async () => {
     if (exiting) return;

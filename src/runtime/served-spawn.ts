@@ -95,6 +95,11 @@ async function spawnerFor(run: SandboxRun | null, cwd: string): Promise<Spawner 
   return null;
 }
 
+/** Makes the spawner (and kept sandbox) for commands under `run` in `cwd` now, ahead of them. */
+export function warmSpawner(run: SandboxRun | null, cwd: string): void {
+  void spawnerFor(run, cwd).catch(() => {});
+}
+
 async function startSpawner(run: SandboxRun | null, madeIn: unknown): Promise<Spawner> {
   return Spawner.start(await restrictionsFor(run, madeIn, true));
 }
