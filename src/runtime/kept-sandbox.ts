@@ -1,5 +1,5 @@
 import { closeSync, openSync, read, statSync } from "node:fs";
-import { sandboxSignature } from "../sandbox/signature.ts";
+import { sandboxSignature } from "./sandbox-signature.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 import { launcherEnv } from "./env.ts";
 import { closeQuietly, createPipe } from "./pipes.ts";

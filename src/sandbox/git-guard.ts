@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { foldersIn } from "../folders.ts";
-import type { WatchPoint } from "./entry-watch.ts";
+import type { WatchPoint } from "./watch-point.ts";
 
 /**
  * git runs nothing a sandboxed command wrote (SPEC §11, §20): in each repository under the
@@ -80,7 +80,7 @@ function walk(roots: string[]): Repository[] {
 }
 
 /**
- * A fresh walk of `roots`, with the folder entries it depends on (sandbox/entry-watch.ts): a
+ * A fresh walk of `roots`, with the folder entries it depends on (runtime/entry-watch.ts): a
  * folder made, removed or renamed at a root, a `.git` at a root or below one, the control
  * files, submodules and worktrees of each repository. `keep` then keeps the walk for as long
  * as the watch on those entries, started before the walk, says nothing changed.

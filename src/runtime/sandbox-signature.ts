@@ -1,9 +1,10 @@
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { hiddenPaths } from "./bwrap.ts";
-import { EntryWatch, type WatchPoint } from "./entry-watch.ts";
-import { gitProtection, gitWatchPoints } from "./git-guard.ts";
-import type { SandboxPolicy } from "./policy.ts";
+import { hiddenPaths } from "../sandbox/bwrap.ts";
+import { gitProtection, gitWatchPoints } from "../sandbox/git-guard.ts";
+import type { SandboxPolicy } from "../sandbox/policy.ts";
+import type { WatchPoint } from "../sandbox/watch-point.ts";
+import { EntryWatch } from "./entry-watch.ts";
 
 /**
  * What a kept sandbox is built over (runtime/kept-sandbox.ts), checked before every command: the

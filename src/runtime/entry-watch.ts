@@ -1,14 +1,8 @@
 import { ptr } from "bun:ffi";
 import { constants, openSync, statfsSync } from "node:fs";
-import { libc } from "../runtime/libc.ts";
-import { closeQuietly } from "../runtime/pipes.ts";
-
-/** Entries of one folder that matter: these names, and (`folders`) any folder made, removed or renamed in it. */
-export interface WatchPoint {
-  dir: string;
-  names?: readonly string[];
-  folders?: boolean;
-}
+import type { WatchPoint } from "../sandbox/watch-point.ts";
+import { libc } from "./libc.ts";
+import { closeQuietly } from "./pipes.ts";
 
 const IN_MOVED_FROM = 0x40;
 const IN_MOVED_TO = 0x80;
