@@ -56,6 +56,9 @@ interface Watched {
 const watches = new Map<SandboxPolicy, Watched>();
 /** Policies whose files cannot be watched (a symlink on the way, a network filesystem, the watch limit): looked at every time. */
 const unwatchable = new WeakSet<SandboxPolicy>();
+/** Watches that could not be started, by policy: a folder may have gone between the walk and its watch, so a few tries. */
+const failedWatches = new WeakMap<SandboxPolicy, number>();
+const MAX_FAILED_WATCHES = 3;
 /** Policies watched at once, at most (the oldest watch goes): a server has a few. */
 const MAX_WATCHES = 8;
 
@@ -86,7 +89,9 @@ function startWatch(policy: SandboxPolicy): Watched | null {
   const first = watchPoints(policy);
   const watch = first && EntryWatch.of(first.points);
   if (!watch) {
-    unwatchable.add(policy);
+    const failures = (failedWatches.get(policy) ?? 0) + 1;
+    failedWatches.set(policy, failures);
+    if (!first || failures >= MAX_FAILED_WATCHES) unwatchable.add(policy);
     return null;
   }
   const again = watchPoints(policy);
