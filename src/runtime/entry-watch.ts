@@ -117,7 +117,7 @@ export class EntryWatch {
 
   /** Ends the watch: from now on it says "changed" (it can no longer tell). */
   close(): void {
-    if (this.seen && this.fd < 0) return;
+    if (this.fd < 0) return;
     this.seen = true;
     closeQuietly(this.fd);
     closeQuietly(this.mounts);

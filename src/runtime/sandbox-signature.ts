@@ -104,12 +104,15 @@ function startWatch(policy: SandboxPolicy): Watched | null {
   return { watch, signatures: new Map() };
 }
 
-/** The folder entries on the way to every path the look reads, and those of a fresh git walk; null if one cannot be watched. */
+/**
+ * The folder entries on the way to every path the look reads, and those of a fresh git walk
+ * (which cover the git files it protects, below the writable roots); null if one cannot be
+ * watched.
+ */
 function watchPoints(policy: SandboxPolicy): { points: WatchPoint[]; keepWalk: (stillTrue: () => boolean) => void } | null {
-  const git = gitProtection(policy.workspaceRoots);
   const byDir = new Map<string, Set<string>>();
   // The hidden paths are followed (stat): a symlink among them could change target unseen.
-  for (const [paths, followed] of [[policy.denyRead, true], [[...git.pin, ...git.readOnly, ...policy.readOnlyUnderWritable, ...policy.writableRoots], false]] as const) {
+  for (const [paths, followed] of [[policy.denyRead, true], [[...policy.readOnlyUnderWritable, ...policy.writableRoots], false]] as const) {
     for (const path of paths) if (!entriesOnTheWay(path, followed, byDir)) return null;
   }
   const walked = gitWatchPoints(policy.workspaceRoots);

@@ -58,7 +58,7 @@ function repositories(roots: string[]): Repository[] {
   const kept = keptWalks.get(roots);
   if (kept?.stillTrue()) return kept.found;
   if (lastWalk?.roots === roots) return lastWalk.found;
-  const found = walk(roots);
+  const { found } = walk(roots);
   if (!lastWalk) setImmediate(() => (lastWalk = null));
   lastWalk = { roots, found };
   return found;
@@ -66,17 +66,21 @@ function repositories(roots: string[]): Repository[] {
 let lastWalk: { roots: string[]; found: Repository[] } | null = null;
 const keptWalks = new WeakMap<string[], { found: Repository[]; stillTrue: () => boolean }>();
 
-function walk(roots: string[]): Repository[] {
+/** The repositories under `roots`, and the subfolders whose `.git` was looked at. */
+function walk(roots: string[]): { found: Repository[]; below: string[] } {
   const found: Repository[] = [];
+  const below: string[] = [];
   for (const root of roots) {
-    for (const dir of [root, ...subfolders(root).map((name) => join(root, name))]) {
+    const folders = subfolders(root).map((name) => join(root, name));
+    below.push(...folders);
+    for (const dir of [root, ...folders]) {
       const path = join(dir, ".git");
       const st = lstat(path);
       if (st?.isFile()) found.push({ path, file: true, gitDirs: [] });
       else if (st?.isDirectory()) found.push({ path, file: false, gitDirs: [path, ...foldersIn(join(path, "modules")), ...foldersIn(join(path, "worktrees"))] });
     }
   }
-  return found;
+  return { found, below };
 }
 
 /**
@@ -86,12 +90,8 @@ function walk(roots: string[]): Repository[] {
  * as the watch on those entries, started before the walk, says nothing changed.
  */
 export function gitWatchPoints(roots: string[]): { points: WatchPoint[]; keep: (stillTrue: () => boolean) => void } {
-  const points: WatchPoint[] = [];
-  for (const root of roots) {
-    points.push({ dir: root, names: [".git"], folders: true });
-    for (const name of subfolders(root)) points.push({ dir: join(root, name), names: [".git"] });
-  }
-  const found = walk(roots);
+  const { found, below } = walk(roots);
+  const points: WatchPoint[] = [...roots.map((dir) => ({ dir, names: [".git"], folders: true })), ...below.map((dir) => ({ dir, names: [".git"] }))];
   for (const git of found) {
     if (git.file) continue;
     points.push({ dir: git.path, names: [...CONTROL_FILES, "HEAD", "modules", "worktrees"] });
