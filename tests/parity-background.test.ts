@@ -216,6 +216,19 @@ describe("kill_shell", () => {
     expect(processesMatching(`sleep ${marker}`)).toEqual([]);
   });
 
+  test("kill_shell answers once the end is certain: a task writing as fast as it can writes nothing after the answer", async () => {
+    const file = join(s.cwd, `busy-${Date.now()}.log`);
+    const { task_id } = await bg(`while :; do echo x >> ${file}; done & while :; do echo y >> ${file}; done`);
+    await until(() => (Bun.file(file).size ?? 0) > 1000, 5000, "writes");
+    const r = await s.call("kill_shell", { task_id });
+    expect(r.status).toBe("killed");
+    const size = Bun.file(file).size;
+    // Nothing of it runs again: a moment later the file has not grown.
+    await Bun.sleep(200);
+    expect(Bun.file(file).size).toBe(size);
+    expect((await s.call("task_output", { task_id })).status).toBe("killed");
+  });
+
   test("a task that ignores SIGTERM is SIGKILLed after the grace period, and kill_shell returns only once it is gone", async () => {
     const marker = uniqueSleep(300);
     const { task_id } = await bg(`trap '' TERM; echo ready; sleep ${marker}; sleep ${marker}`);

@@ -149,6 +149,8 @@ export abstract class LocalProcess {
   protected emptied = false;
   /** With a task cgroup, which holds all of the task and says when it empties (ProcessHandle.whenGone). */
   readonly whenGone?: (ms: number, hint?: Promise<unknown>) => Promise<boolean>;
+  /** With a task cgroup, which lists every process of the task (ProcessHandle.terminate). */
+  readonly terminate?: () => boolean;
 
   /**
    * `sessionJobs` (a terminal): a PTY shell puts each job in a process group of its own (same session),
@@ -171,6 +173,10 @@ export abstract class LocalProcess {
           if (empty) this.emptied = true;
           return empty;
         });
+      this.terminate = () => {
+        this.signal("SIGTERM");
+        return cgroup.doomed();
+      };
     }
     this.exited = proc.exited.then(() => {
       this.leaderExited = true;

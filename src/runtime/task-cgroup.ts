@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { dirname, join } from "node:path";
 import { cgroupMembers, cgroupsWanted, deadHostFolders, makeHostFolder, markPersistent, ownCgroupDir, removeCgroup, SpareCgroups, taskFolders } from "./cgroup-hosts.ts";
+import { processDoomed } from "./process-group.ts";
 import { watchdog } from "./watchdog.ts";
 
 /**
@@ -63,6 +64,15 @@ export class TaskCgroup {
   }
 
   /**
+   * Whether nothing inside can run its own code again: every process is gone, exiting or has
+   * SIGKILL pending (the kernel's form of a signal that ends a process, from the moment it is
+   * sent), so the end is certain though the exits take the kernel a moment more.
+   */
+  doomed(): boolean {
+    return this.members().every(processDoomed);
+  }
+
+  /**
    * Resolves true once no process is left inside, false after `ms`. The kernel reports the
    * change in `cgroup.events` ("populated 0"), which inotify (fs.watch) delivers: nothing
    * polls, so the dying processes keep the CPU they need to die (polling between turns of the
@@ -72,6 +82,7 @@ export class TaskCgroup {
    * is a moment to look at once.
    */
   whenEmpty(ms: number, hints: Promise<unknown>[] = []): Promise<boolean> {
+    if (this.members().length === 0) return Promise.resolve(true); // no watch to set up
     return new Promise((resolve) => {
       const deadline = performance.now() + ms;
       let watcher: FSWatcher | null = null;
