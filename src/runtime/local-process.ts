@@ -38,6 +38,12 @@ export interface ChildProcess {
 export interface Started<P extends ChildProcess = ChildProcess> {
   proc: P;
   containment: Containment;
+  /**
+   * The watchdog was told its process group (watchdog.track). A command the kept spawner
+   * cloned into its task cgroup is not: the watchdog ends every task cgroup of a host that
+   * died, and a line to it wakes its bash, which takes the CPU from this server each time.
+   */
+  watched: boolean;
 }
 
 /**
@@ -61,7 +67,7 @@ export async function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Promise<
   }
   watchdog().track(proc.pid);
   undoGitPlantsAtExit?.(proc);
-  return { proc, containment };
+  return { proc, containment, watched: true };
 }
 
 /**
@@ -140,6 +146,8 @@ export abstract class LocalProcess {
   private leaderExited = false;
   private readonly cgroup: TaskCgroup | null;
   private readonly ownPidNamespace: boolean;
+  /** The watchdog knows its process group (Started.watched): told when it is gone (dispose). */
+  protected readonly watched: boolean;
   /** Released with the handle (dispose): its folder goes once the task's last process has. */
   protected readonly limit: PidsLimit | null;
   /**
@@ -157,7 +165,7 @@ export abstract class LocalProcess {
    * which only a /proc scan finds where no task cgroup holds them.
    */
   constructor(
-    { proc, containment }: Started,
+    { proc, containment, watched }: Started,
     private readonly sessionJobs = false,
   ) {
     this.pid = proc.pid;
@@ -165,6 +173,7 @@ export abstract class LocalProcess {
     this.cgroup = containment.cgroup;
     this.ownPidNamespace = containment.ownPidNamespace;
     this.limit = containment.limit;
+    this.watched = watched;
     const cgroup = containment.cgroup;
     if (cgroup) {
       // The leader's exit is a hint too: a lone process's end empties its cgroup.

@@ -104,6 +104,6 @@ class LocalPtyHandle extends LocalProcess implements ProcessHandle {
       this.terminal.close();
     } catch {}
     this.endStream();
-    watchdog().untrack(this.pgid);
+    if (this.watched) watchdog().untrack(this.pgid);
   }
 }

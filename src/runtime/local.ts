@@ -107,6 +107,6 @@ class LocalPipesHandle extends LocalProcess implements ProcessHandle {
     this.closeStdin();
     closeQuietly(this.outFd);
     closeQuietly(this.errFd);
-    watchdog().untrack(this.pgid);
+    if (this.watched) watchdog().untrack(this.pgid);
   }
 }

@@ -6,7 +6,6 @@ import { closeQuietly, createPipe } from "./pipes.ts";
 import { encodeRequest } from "./spawn-helper/start.ts";
 import { type ServedChild, Spawner } from "./spawn-helper/spawner.ts";
 import type { SpawnSpec } from "./types.ts";
-import { watchdog } from "./watchdog.ts";
 
 /**
  * Piped commands start through a spawner kept per sandbox (spawn-helper/spawner.ts): one per
@@ -68,9 +67,8 @@ export async function spawnServed(spec: SpawnSpec): Promise<ServedStart | null> 
     if (!starting) throw new Error("not sent");
     sent = true;
     const child: ServedChild = await starting;
-    watchdog().track(child.pid);
     undoGitPlantsAtExit?.(child);
-    return { started: { proc: child, containment }, stdout: outR, stderr: errR, stdin: stdinW };
+    return { started: { proc: child, containment, watched: false }, stdout: outR, stderr: errR, stdin: stdinW };
   } catch {
     opened.forEach(closeQuietly);
     ours.forEach(closeQuietly);
