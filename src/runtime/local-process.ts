@@ -198,12 +198,12 @@ export abstract class LocalProcess {
     if (this.cgroup || (this.ownPidNamespace && !this.sessionJobs)) {
       // The group, and what left it (setsid, a double fork): the task's cgroup or pid
       // namespace holds that, so no /proc scan is needed (a hundred kills would share ~7 ms scans).
-      let leaderSignalled = false;
+      let groupSignalled = false;
       try {
         process.kill(-this.pgid, signal);
-        leaderSignalled = true;
+        groupSignalled = true;
       } catch {}
-      this.cgroup?.signal(signal, leaderSignalled ? this.pgid : undefined);
+      this.cgroup?.signal(signal, groupSignalled ? this.pgid : undefined);
       return;
     }
     signalGroup(this.pgid, signal);

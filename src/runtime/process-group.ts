@@ -39,6 +39,11 @@ export function processAlive(pid: number): boolean {
   return st !== null && st.state !== "Z" && st.state !== "X";
 }
 
+/** The process group of `pid`, or null when it is gone. */
+export function processGroupOf(pid: number): number | null {
+  return readStat(String(pid))?.pgrp ?? null;
+}
+
 /** PF_EXITING in the flags of /proc/<pid>/stat: the thread is in the kernel's exit path. */
 const PF_EXITING = 0x4;
 /** SIGKILL's bit in the pending signals of /proc/<pid>/stat. */

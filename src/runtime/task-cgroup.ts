@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { dirname, join } from "node:path";
 import { cgroupMembers, cgroupsWanted, deadHostFolders, makeHostFolder, markPersistent, ownCgroupDir, removeCgroup, SpareCgroups, taskFolders } from "./cgroup-hosts.ts";
-import { processDoomed } from "./process-group.ts";
+import { processDoomed, processGroupOf } from "./process-group.ts";
 import { watchdog } from "./watchdog.ts";
 
 /**
@@ -130,8 +130,13 @@ export class TaskCgroup {
     });
   }
 
-  /** Signals everything inside; `signalled`: a pid that was just signalled another way (the group's leader) is left out. */
-  signal(signal: NodeJS.Signals, signalled?: number): void {
+  /**
+   * Signals everything inside. `group`: a process group just signalled as a whole (the
+   * task's own): its members are left out, those born since too (a TERM handler's cleanup
+   * command must not get the TERM it is handling), and only what left it (setsid, setpgid) is
+   * signalled here.
+   */
+  signal(signal: NodeJS.Signals, group?: number): void {
     if (this.released) return;
     if (signal === "SIGKILL") {
       try {
@@ -141,7 +146,7 @@ export class TaskCgroup {
       } catch {}
     }
     for (const pid of this.members()) {
-      if (pid === signalled) continue;
+      if (group !== undefined && (pid === group || processGroupOf(pid) === group)) continue;
       try {
         process.kill(pid, signal);
       } catch {}
