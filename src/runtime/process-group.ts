@@ -59,8 +59,8 @@ export function processDoomed(pid: number): boolean {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, "latin1");
-  } catch {
-    return true; // gone
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT" || (e as NodeJS.ErrnoException).code === "ESRCH"; // gone; else unknown
   }
   // Fields from 3 on, after comm (which may hold spaces and parentheses).
   const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
