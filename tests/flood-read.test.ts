@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { shapeOutput, type ByteSource } from "../src/background/output/index.ts";
 import { OutputStream } from "../src/background/output/stream.ts";
 import { allZero } from "../src/background/output/zeros.ts";
+import { streamItems } from "../src/background/output/shape/stream-items.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "as-flood-read-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -214,6 +215,24 @@ describe("the error search of a flood's middle", () => {
     });
     expect(words.length).toBeGreaterThan(15);
     for (const word of words) expect(CANDIDATE_ANCHORS.some((a: string) => word.includes(a))).toBe(true);
+  });
+
+  test("a flood of one-byte lines: at most a budget's lines are made at each end, and every line is still shown or counted", () => {
+    const lines = 300_000;
+    const bytes = new TextEncoder().encode("y\n".repeat(lines / 2) + "error: disk full\n" + "y\n".repeat(lines / 2 - 1));
+    const stream = streamOf(bytes, "tiny-lines");
+    const budget = 2000;
+    const items = streamItems(stream, 0, stream.total, 256 * 1024, budget);
+    expect(items.filter((it) => it.kind === "line").length).toBeLessThanOrEqual(2 * budget + 5);
+    expect(items.reduce((n, it) => n + (it.kind === "line" ? 1 : (it.lines ?? NaN)), 0)).toBe(lines);
+    const [shaped] = shapeOutput([{ source: stream, start: 0, end: stream.total }], { budget });
+    expect(shaped!.text).toContain("error: disk full");
+    const text = shaped!.text.split("\n").filter((l) => l !== "");
+    const counted = text.reduce((n, l) => {
+      const m = /^\[… (\d+) (?:similar )?lines? truncated/.exec(l);
+      return n + (m ? Number(m[1]) : 1);
+    }, 0);
+    expect(counted).toBe(lines);
   });
 
   test("a flood of plain lines with one error line in its middle: the error line is shown", () => {

@@ -18,6 +18,9 @@ export type { ByteSource } from "./items.ts";
 export type { ShapedText } from "./emit.ts";
 export { renderLine, hasTerminalControl } from "./terminal-control.ts";
 
+/** Lines split at each end of a stream, at least (a budget allows as many lines as it has bytes). */
+const MIN_LINES = 1000;
+
 /** A byte range of one stream to show, optionally only its lines matching `filter`. */
 export interface ShapeRequest {
   source: ByteSource;
@@ -54,7 +57,7 @@ export function shapeOutput(requests: ShapeRequest[], opts: ShapeOptions): Shape
   }
   const window = Math.max(MIN_WINDOW, 2 * budget);
   let streams: Item[][] = requests.map((r) =>
-    r.filter ? lastLines(filteredItems(r.source, r.start, r.end, r.filter, window), r.tailLines) : streamItems(r.source, r.start, r.end, window),
+    r.filter ? lastLines(filteredItems(r.source, r.start, r.end, r.filter, window), r.tailLines) : streamItems(r.source, r.start, r.end, window, Math.max(budget, MIN_LINES)),
   );
   const lines = streams.flat();
   const allLines = lines.every((it) => it.kind === "line");

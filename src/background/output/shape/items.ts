@@ -87,14 +87,18 @@ export function lineItem(bytes: Uint8Array, start: number): LineItem {
   return item;
 }
 
-/** Line items of `bytes` (found at stream offset `at`): complete lines, and a last partial one if `partialEnd`. */
-export function splitLines(bytes: Uint8Array, at: number, partialEnd: boolean): { items: LineItem[]; consumed: number } {
+/**
+ * Line items of `bytes` (found at stream offset `at`): complete lines, and a last partial one
+ * if `partialEnd`; the first `maxLines` only, if given (then `consumed` ends after the last).
+ */
+export function splitLines(bytes: Uint8Array, at: number, partialEnd: boolean, maxLines = Infinity): { items: LineItem[]; consumed: number } {
   const items: LineItem[] = [];
   let from = 0;
-  for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, from)) {
+  for (let nl = bytes.indexOf(10); nl !== -1 && items.length < maxLines; nl = bytes.indexOf(10, from)) {
     items.push(lineItem(bytes.subarray(from, nl + 1), at + from));
     from = nl + 1;
   }
+  if (items.length >= maxLines) return { items, consumed: from };
   if (partialEnd && from < bytes.byteLength) {
     items.push(lineItem(bytes.subarray(from), at + from));
     from = bytes.byteLength;

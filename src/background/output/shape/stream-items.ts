@@ -13,13 +13,15 @@ const CONTEXT = 2;
  * The items of bytes [start, end) of a stream. Up to two windows' worth is split into
  * lines; beyond that, the first and last `window` bytes are, and the middle is read once,
  * fast, for its line count and its error lines (kept with 2 lines of context): a 200 MB
- * flood costs one pass over its spool, never 200 MB of strings.
+ * flood costs one pass over its spool, never 200 MB of strings. And at most `maxLines`
+ * lines at each end: a result shows no more lines than its budget has bytes, and a window
+ * of short lines (`yes`) would otherwise make tens of thousands of items (~20 MiB).
  */
-export function streamItems(source: ByteSource, start: number, end: number, window: number): Item[] {
+export function streamItems(source: ByteSource, start: number, end: number, window: number, maxLines = Infinity): Item[] {
   if (end <= start) return [];
   if (end - start <= 2 * window) {
     const bytes = source.read(start, end);
-    if (bytes) return splitLines(bytes, start, true).items;
+    if (bytes && newlines(bytes, 0, bytes.byteLength) <= 2 * maxLines) return splitLines(bytes, start, true).items;
   }
   const head = source.read(start, Math.min(end, start + window));
   const tailFrom = Math.max(start, end - window);
@@ -27,7 +29,7 @@ export function streamItems(source: ByteSource, start: number, end: number, wind
   const items: Item[] = [];
   let gapStart = start;
   if (head) {
-    const { items: lines, consumed } = splitLines(head, start, false);
+    const { items: lines, consumed } = splitLines(head, start, false, maxLines);
     items.push(...lines);
     gapStart = start + consumed;
   }
@@ -35,8 +37,10 @@ export function streamItems(source: ByteSource, start: number, end: number, wind
   let gapEnd = end;
   if (tail) {
     // The tail's first line may have begun before the window: it belongs to the middle.
-    const first = tailFrom === gapStart ? 0 : tail.indexOf(10) + 1;
+    let first = tailFrom === gapStart ? 0 : tail.indexOf(10) + 1;
     if (first > 0 || tailFrom === gapStart) {
+      // Not before what the head took (a stream under two windows has them overlap), and its last maxLines lines only.
+      first = startOfLastLines(tail, Math.max(first, gapStart - tailFrom), maxLines);
       gapEnd = tailFrom + first;
       tailItems = splitLines(tail.subarray(first), gapEnd, true).items;
     }
@@ -49,6 +53,19 @@ export function streamItems(source: ByteSource, start: number, end: number, wind
   } else items.push(...middle);
   items.push(...tailItems);
   return items;
+}
+
+/** Where the last `n` lines of `bytes` begin (the last one may lack its newline), not before `from`. */
+function startOfLastLines(bytes: Uint8Array, from: number, n: number): number {
+  let at = bytes.byteLength;
+  let search = bytes[at - 1] === 10 ? at - 2 : at - 1;
+  for (let lines = 0; lines < n; lines++) {
+    const nl = search >= from ? bytes.lastIndexOf(10, search) : -1;
+    if (nl < from) return from;
+    at = nl + 1;
+    search = nl - 1;
+  }
+  return at;
 }
 
 /** A line [start, end) known by the bytes at its two ends (each at least CUT_KEEP long). */
