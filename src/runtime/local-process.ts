@@ -182,10 +182,7 @@ export abstract class LocalProcess {
           if (empty) this.emptied = true;
           return empty;
         });
-      this.terminate = () => {
-        this.signal("SIGTERM");
-        return cgroup.doomed();
-      };
+      this.terminate = () => this.send("SIGTERM");
     }
     this.exited = proc.exited.then(() => {
       this.leaderExited = true;
@@ -195,6 +192,11 @@ export abstract class LocalProcess {
   }
 
   signal(signal: NodeJS.Signals): void {
+    this.send(signal);
+  }
+
+  /** Signals the task; true when its cgroup says nothing of it can run again (TaskCgroup.signal). */
+  private send(signal: NodeJS.Signals): boolean {
     if (this.cgroup || (this.ownPidNamespace && !this.sessionJobs)) {
       // The group, and what left it (setsid, a double fork): the task's cgroup or pid
       // namespace holds that, so no /proc scan is needed (a hundred kills would share ~7 ms scans).
@@ -203,10 +205,10 @@ export abstract class LocalProcess {
         process.kill(-this.pgid, signal);
         groupSignalled = true;
       } catch {}
-      this.cgroup?.signal(signal, groupSignalled ? this.pgid : undefined);
-      return;
+      return this.cgroup?.signal(signal, groupSignalled ? this.pgid : undefined) ?? false;
     }
     signalGroup(this.pgid, signal);
+    return false;
   }
 
   async groupAlive(): Promise<boolean> {

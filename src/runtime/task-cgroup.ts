@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { dirname, join } from "node:path";
 import { cgroupMembers, cgroupsWanted, deadHostFolders, makeHostFolder, markPersistent, ownCgroupDir, removeCgroup, SpareCgroups, taskFolders } from "./cgroup-hosts.ts";
-import { processDoomed, processGroupOf } from "./process-group.ts";
+import { processDoomed, processFate } from "./process-group.ts";
 import { watchdog } from "./watchdog.ts";
 
 /**
@@ -61,15 +61,6 @@ export class TaskCgroup {
   /** Pids inside (none once everything is gone). */
   members(): number[] {
     return this.released ? [] : cgroupMembers(this.path);
-  }
-
-  /**
-   * Whether nothing inside can run its own code again: every process is gone, exiting or has
-   * SIGKILL pending (the kernel's form of a signal that ends a process, from the moment it is
-   * sent), so the end is certain though the exits take the kernel a moment more.
-   */
-  doomed(): boolean {
-    return this.members().every(processDoomed);
   }
 
   /**
@@ -134,23 +125,32 @@ export class TaskCgroup {
    * Signals everything inside. `group`: a process group just signalled as a whole (the
    * task's own): its members are left out, those born since too (a TERM handler's cleanup
    * command must not get the TERM it is handling), and only what left it (setsid, setpgid) is
-   * signalled here.
+   * signalled here. True when nothing inside can run its own code again (processFate): a
+   * signal that ends its processes makes the end certain as it is sent, though the exits take
+   * the kernel a moment more.
    */
-  signal(signal: NodeJS.Signals, group?: number): void {
-    if (this.released) return;
+  signal(signal: NodeJS.Signals, group?: number): boolean {
+    if (this.released) return true;
     if (signal === "SIGKILL") {
       try {
         this.killed = true;
         writeFileSync(join(this.path, "cgroup.kill"), "1");
-        return;
+        return true;
       } catch {}
     }
+    let doomed = true;
     for (const pid of this.members()) {
-      if (group !== undefined && (pid === group || processGroupOf(pid) === group)) continue;
+      const fate = processFate(pid);
+      if (group !== undefined && (pid === group || fate.group === group)) {
+        doomed &&= fate.doomed;
+        continue;
+      }
       try {
         process.kill(pid, signal);
       } catch {}
+      doomed &&= processDoomed(pid);
     }
+    return doomed;
   }
 
   /** Once it is empty (`knownEmpty`: just read so): kept for the next task (SpareCgroups) or removed; true when done. */
