@@ -216,7 +216,27 @@ describe("kill_shell", () => {
     expect(processesMatching(`sleep ${marker}`)).toEqual([]);
   });
 
-  test("kill_shell answers once the end is certain: a task writing as fast as it can writes nothing after the answer", async () => {
+  test("kill_shell answers only once the group is gone: 40 kills in a row, none of their processes seen after its answer", async () => {
+    // Answering once each process merely has SIGKILL pending let one be seen running ~2 kills in 100.
+    const seen: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const marker = uniqueSleep(300);
+      const { task_id } = await bg(`sleep ${marker} & sleep ${marker}; wait`);
+      await until(() => processesMatching(`sleep ${marker}`).filter((p) => p.cmdline.startsWith("sleep")).length === 2, 5000, "two sleeps");
+      const pids = processesMatching(`sleep ${marker}`).map((p) => p.pid);
+      expect((await s.call("kill_shell", { task_id })).status).toBe("killed");
+      // Each of them looked at directly, at once: still there, not a zombie, its command line still readable.
+      for (const pid of pids) {
+        try {
+          const state = readFileSync(`/proc/${pid}/stat`, "latin1").split(") ")[1]![0];
+          if (state !== "Z" && state !== "X" && readFileSync(`/proc/${pid}/cmdline`, "latin1").includes(marker)) seen.push(`${pid} ${state}`);
+        } catch {}
+      }
+    }
+    expect(seen).toEqual([]);
+  });
+
+  test("once kill_shell answers, nothing of the task runs: a task writing as fast as it can writes nothing after the answer", async () => {
     const file = join(s.cwd, `busy-${Date.now()}.log`);
     const { task_id } = await bg(`while :; do echo x >> ${file}; done & while :; do echo y >> ${file}; done`);
     await until(() => (Bun.file(file).size ?? 0) > 1000, 5000, "writes");

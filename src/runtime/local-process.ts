@@ -157,8 +157,6 @@ export abstract class LocalProcess {
   protected emptied = false;
   /** With a task cgroup, which holds all of the task and says when it empties (ProcessHandle.whenGone). */
   readonly whenGone?: (ms: number, hint?: Promise<unknown>) => Promise<boolean>;
-  /** With a task cgroup, which lists every process of the task (ProcessHandle.terminate). */
-  readonly terminate?: () => boolean;
 
   /**
    * `sessionJobs` (a terminal): a PTY shell puts each job in a process group of its own (same session),
@@ -182,7 +180,6 @@ export abstract class LocalProcess {
           if (empty) this.emptied = true;
           return empty;
         });
-      this.terminate = () => this.send("SIGTERM");
     }
     this.exited = proc.exited.then(() => {
       this.leaderExited = true;
@@ -192,11 +189,6 @@ export abstract class LocalProcess {
   }
 
   signal(signal: NodeJS.Signals): void {
-    this.send(signal);
-  }
-
-  /** Signals the task; true when its cgroup says nothing of it can run again (TaskCgroup.signal). */
-  private send(signal: NodeJS.Signals): boolean {
     if (this.cgroup || (this.ownPidNamespace && !this.sessionJobs)) {
       // The group, and what left it (setsid, a double fork): the task's cgroup or pid
       // namespace holds that, so no /proc scan is needed (a hundred kills would share ~7 ms scans).
@@ -205,10 +197,10 @@ export abstract class LocalProcess {
         process.kill(-this.pgid, signal);
         groupSignalled = true;
       } catch {}
-      return this.cgroup?.signal(signal, groupSignalled ? this.pgid : undefined) ?? false;
+      this.cgroup?.signal(signal, groupSignalled ? this.pgid : undefined);
+      return;
     }
     signalGroup(this.pgid, signal);
-    return false;
   }
 
   async groupAlive(): Promise<boolean> {

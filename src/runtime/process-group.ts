@@ -39,35 +39,9 @@ export function processAlive(pid: number): boolean {
   return st !== null && st.state !== "Z" && st.state !== "X";
 }
 
-/** PF_EXITING in the flags of /proc/<pid>/stat: the thread is in the kernel's exit path. */
-const PF_EXITING = 0x4;
-/** SIGKILL's bit in the pending signals of /proc/<pid>/stat. */
-const SIGKILL_BIT = 1 << 8;
-
-/**
- * `pid`'s process group (null once it is gone), and whether it can never run its own code
- * again (`doomed`): gone, a zombie, exiting, or SIGKILL pending. A signal whose default
- * action ends the process (SIGTERM, unhandled) is turned into SIGKILL for all its threads by
- * the kernel as it is sent, so a process is doomed right after such a kill(). An exiting or
- * zombie leader counts only as a process's last thread (others may still run).
- */
-export function processFate(pid: number): { group: number | null; doomed: boolean } {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, "latin1");
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return { group: null, doomed: code === "ENOENT" || code === "ESRCH" }; // gone; else unknown
-  }
-  // Fields from 3 on, after comm (which may hold spaces and parentheses).
-  const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  const lastThread = Number(f[17]) <= 1;
-  const exiting = lastThread && (f[0] === "Z" || f[0] === "X" || (Number(f[6]) & PF_EXITING) !== 0);
-  return { group: Number(f[2]), doomed: exiting || (Number(f[28]) & SIGKILL_BIT) !== 0 };
-}
-
-export function processDoomed(pid: number): boolean {
-  return processFate(pid).doomed;
+/** The process group of `pid`, or null when it is gone. */
+export function processGroupOf(pid: number): number | null {
+  return readStat(String(pid))?.pgrp ?? null;
 }
 
 /** How long one scan of /proc is reused: many concurrent kills share a scan. */

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { dirname, join } from "node:path";
 import { cgroupMembers, cgroupsWanted, deadHostFolders, makeHostFolder, markPersistent, ownCgroupDir, removeCgroup, SpareCgroups, taskFolders } from "./cgroup-hosts.ts";
-import { processDoomed, processFate } from "./process-group.ts";
+import { processGroupOf } from "./process-group.ts";
 import { watchdog } from "./watchdog.ts";
 
 /**
@@ -73,7 +73,6 @@ export class TaskCgroup {
    * is a moment to look at once.
    */
   whenEmpty(ms: number, hints: Promise<unknown>[] = []): Promise<boolean> {
-    if (this.members().length === 0) return Promise.resolve(true); // no watch to set up
     return new Promise((resolve) => {
       const deadline = performance.now() + ms;
       let watcher: FSWatcher | null = null;
@@ -125,32 +124,23 @@ export class TaskCgroup {
    * Signals everything inside. `group`: a process group just signalled as a whole (the
    * task's own): its members are left out, those born since too (a TERM handler's cleanup
    * command must not get the TERM it is handling), and only what left it (setsid, setpgid) is
-   * signalled here. True when nothing inside can run its own code again (processFate): a
-   * signal that ends its processes makes the end certain as it is sent, though the exits take
-   * the kernel a moment more.
+   * signalled here.
    */
-  signal(signal: NodeJS.Signals, group?: number): boolean {
-    if (this.released) return true;
+  signal(signal: NodeJS.Signals, group?: number): void {
+    if (this.released) return;
     if (signal === "SIGKILL") {
       try {
         this.killed = true;
         writeFileSync(join(this.path, "cgroup.kill"), "1");
-        return true;
+        return;
       } catch {}
     }
-    let doomed = true;
     for (const pid of this.members()) {
-      const fate = processFate(pid);
-      if (group !== undefined && (pid === group || fate.group === group)) {
-        doomed &&= fate.doomed;
-        continue;
-      }
+      if (group !== undefined && (pid === group || processGroupOf(pid) === group)) continue;
       try {
         process.kill(pid, signal);
       } catch {}
-      doomed &&= processDoomed(pid);
     }
-    return doomed;
   }
 
   /** Once it is empty (`knownEmpty`: just read so): kept for the next task (SpareCgroups) or removed; true when done. */

@@ -60,12 +60,6 @@ export interface ProcessHandle {
    * event after which it is likely gone (its output closed), to look at once then.
    */
   whenGone?(ms: number, hint?: Promise<unknown>): Promise<boolean>;
-  /**
-   * SIGTERM to all of the task, as signal() sends it; true when nothing of the task can run
-   * its own code again (every process exiting or with SIGKILL pending, by the kernel's word).
-   * Absent where the task's processes cannot be told exactly.
-   */
-  terminate?(): boolean;
   /** A runtime's remark about a running process (e.g. its connection is being re-established). */
   readonly note?: string | null;
   /** What the runtime needs to re-attach to this process after a restart (remote background tasks). */
