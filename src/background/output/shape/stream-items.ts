@@ -47,9 +47,10 @@ export function streamItems(source: ByteSource, start: number, end: number, wind
   }
   const middle = scanMiddle(source, gapStart, gapEnd);
   const only = middle[0];
-  if (middle.length === 1 && only!.kind === "gap" && only!.lines === 1 && head && tail) {
-    // One line longer than both windows: keep its ends like any long line.
-    items.push(longLine(head.subarray(gapStart - start), tail.subarray(0, gapEnd - tailFrom), gapStart, gapEnd));
+  const spansWindows = head !== null && tail !== null && gapEnd >= start + head.byteLength && tailFrom >= gapStart;
+  if (middle.length === 1 && only!.kind === "gap" && only!.lines === 1 && spansWindows) {
+    // One line longer than both windows (not one short line between capped ends): keep its ends like any long line.
+    items.push(longLine(head!.subarray(gapStart - start), tail!.subarray(0, gapEnd - tailFrom), gapStart, gapEnd));
   } else items.push(...middle);
   items.push(...tailItems);
   return items;
