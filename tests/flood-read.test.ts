@@ -235,6 +235,15 @@ describe("the error search of a flood's middle", () => {
     expect(counted).toBe(lines);
   });
 
+  test("one short line left between the capped ends is counted, not taken for a line longer than both windows", () => {
+    const lines = 2 * 1000 + 1;
+    const bytes = new TextEncoder().encode(Array.from({ length: lines }, (_, i) => `line ${i}`).join("\n") + "\n");
+    const source: ByteSource = { total: bytes.byteLength, read: (a, b) => bytes.slice(a, b) };
+    const items = streamItems(source, 0, bytes.byteLength, 256 * 1024, 1000);
+    expect(items.some((it) => it.kind === "line" && it.ends !== undefined)).toBe(false);
+    expect(items.reduce((n, it) => n + (it.kind === "line" ? 1 : (it.lines ?? NaN)), 0)).toBe(lines);
+  });
+
   test("a flood of plain lines with one error line in its middle: the error line is shown", () => {
     const enc = new TextEncoder();
     const plain = "agent-shell benchmark: a line of ordinary text output\n".repeat(100_000);
