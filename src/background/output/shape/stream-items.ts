@@ -19,13 +19,13 @@ const CONTEXT = 2;
  */
 export function streamItems(source: ByteSource, start: number, end: number, window: number, maxLines = Infinity): Item[] {
   if (end <= start) return [];
-  if (end - start <= 2 * window) {
-    const bytes = source.read(start, end);
-    if (bytes && newlines(bytes, 0, bytes.byteLength) <= 2 * maxLines) return splitLines(bytes, start, true).items;
-  }
-  const head = source.read(start, Math.min(end, start + window));
+  // Under two windows it is read whole: split whole if its lines are few enough, else its ends are cut from it.
+  const whole = end - start <= 2 * window ? source.read(start, end) : null;
+  if (whole && newlines(whole, 0, whole.byteLength) <= 2 * maxLines) return splitLines(whole, start, true).items;
+  const headEnd = Math.min(end, start + window);
+  const head = whole ? whole.subarray(0, headEnd - start) : source.read(start, headEnd);
   const tailFrom = Math.max(start, end - window);
-  const tail = source.read(tailFrom, end);
+  const tail = whole ? whole.subarray(tailFrom - start) : source.read(tailFrom, end);
   const items: Item[] = [];
   let gapStart = start;
   if (head) {
@@ -47,11 +47,10 @@ export function streamItems(source: ByteSource, start: number, end: number, wind
   }
   const middle = scanMiddle(source, gapStart, gapEnd);
   const only = middle[0];
-  const spansWindows = head !== null && tail !== null && gapEnd >= start + head.byteLength && tailFrom >= gapStart;
-  if (middle.length === 1 && only!.kind === "gap" && only!.lines === 1 && spansWindows) {
-    // One line longer than both windows (not one short line between capped ends): keep its ends like any long line.
-    items.push(longLine(head!.subarray(gapStart - start), tail!.subarray(0, gapEnd - tailFrom), gapStart, gapEnd));
-  } else items.push(...middle);
+  // One line longer than both windows (not one short line between capped ends): keep its ends like any long line.
+  const oneLongLine = middle.length === 1 && only!.kind === "gap" && only!.lines === 1 && gapEnd >= headEnd && tailFrom >= gapStart;
+  if (oneLongLine && head && tail) items.push(longLine(head.subarray(gapStart - start), tail.subarray(0, gapEnd - tailFrom), gapStart, gapEnd));
+  else items.push(...middle);
   items.push(...tailItems);
   return items;
 }
