@@ -1,4 +1,5 @@
-import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { isJsonRpcMessage } from "./json-rpc-shape.ts";
 import type { Frame } from "./line-framer.ts";
 
 /** MCP's stdio framing limit, the one stock clients enforce too (10 MiB). */
@@ -22,8 +23,7 @@ export function decodeFrame(frame: Frame): { message: JSONRPCMessage } | { reply
   } catch (e) {
     return reply(null, PARSE_ERROR, `Parse error: the line is not valid JSON (${(e as Error).message}); send one JSON-RPC message per line.`);
   }
-  const parsed = JSONRPCMessageSchema.safeParse(value);
-  if (parsed.success) return { message: parsed.data };
+  if (isJsonRpcMessage(value)) return { message: value };
   // JSON-RPC 2.0: an id that cannot be trusted from an invalid request is answered as null.
   return reply(
     null,
