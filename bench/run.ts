@@ -49,8 +49,15 @@ async function sdkSession(args: string[] = []): Promise<McpSession> {
   open.add(s);
   return s;
 }
-async function lineSession(): Promise<LineClient> {
-  const c = new LineClient(BINARY, mcpArgs, scratch);
+async function lineSession(args: string[] = []): Promise<LineClient> {
+  const c = new LineClient(BINARY, [...mcpArgs, ...args], scratch);
+  open.add(c);
+  await c.initialize();
+  return c;
+}
+/** The contained MCP floor, measured (bench/mcp-floor-server.ts), in the line client's cwd. */
+async function floorSession(args: string[] = []): Promise<LineClient> {
+  const c = new LineClient(process.execPath, [join(import.meta.dir, "mcp-floor-server.ts"), join(scratch, "mcp-floor"), ...args], scratch);
   open.add(c);
   await c.initialize();
   return c;
@@ -91,10 +98,22 @@ function trueVariants(sdk: McpSession, off: McpSession): Record<string, () => Pr
   };
 }
 
-async function benchCall(sdk: McpSession, line: LineClient, off: McpSession) {
+/** Line clients: agent-shell sandboxed and `--sandbox off`, and the measured contained MCP floor both ways. */
+interface LineClients {
+  line: LineClient;
+  lineOff: LineClient;
+  floor: LineClient;
+  floorOff: LineClient;
+}
+
+async function benchCall(sdk: McpSession, off: McpSession, { line, lineOff, floor, floorOff }: LineClients) {
+  const lineTrue = (client: LineClient, what: string) => async () => expectOk((await client.call("bash", { command: "true" })).result, what);
   const variants: Record<string, () => Promise<unknown>> = {
     ...trueVariants(sdk, off),
-    line: async () => expectOk((await line.call("bash", { command: "true" })).result, "line bash true"),
+    line: lineTrue(line, "line bash true"),
+    line_off: lineTrue(lineOff, "line bash true, --sandbox off"),
+    line_floor: lineTrue(floor, "contained MCP floor"),
+    line_floor_off: lineTrue(floorOff, "contained MCP floor, --sandbox off"),
     // The protocol and tool-dispatch cost alone, no child: a task_list on an empty registry.
     sdk_rpc: () => sdk.call("task_list", {}),
     line_rpc: () => line.call("task_list", {}),
@@ -536,6 +555,18 @@ function table(r: any): string {
       "",
     ],
     ["sandboxed default / `--sandbox off`: SDK p50 ÷ its contained MCP floor (what the tool adds)", `${f(c.sdk.p50 / (c.raw_helper.p50 + c.sdk_rpc.p50), 2)}× / ${f(c.sdk_off.p50 / (c.raw_helper_off.p50 + c.sdk_rpc.p50), 2)}×`, "", ""],
+    [
+      "contained MCP floor, measured: a stdio server that only reads each line and starts the command as agent-shell's runtime does (kept spawner, task cgroup, process limit; no SDK, schema, registry, check or shaping: bench/mcp-floor-server.ts), line client p50, sandboxed / `--sandbox off`, ÷ raw",
+      `${f(c.line_floor.p50)} / ${f(c.line_floor_off.p50)} ms (${f(c.line_floor.p50 / c.raw.p50, 2)}× / ${f(c.line_floor_off.p50 / c.raw.p50, 2)}×)`,
+      "",
+      "",
+    ],
+    [
+      "agent-shell, line client p50, sandboxed / `--sandbox off`: ÷ raw; ÷ the measured floor (what the tool adds)",
+      `${f(c.line.p50)} / ${f(c.line_off.p50)} ms: ${f(c.line.p50 / c.raw.p50, 2)}× / ${f(c.line_off.p50 / c.raw.p50, 2)}×; ${f(c.line.p50 / c.line_floor.p50, 2)}× / ${f(c.line_off.p50 / c.line_floor_off.p50, 2)}×`,
+      "",
+      "",
+    ],
   ];
   const bg = r.background;
   const ovRatio = bg.overhead.mcp.p50 / bg.overhead.raw.p50;
@@ -630,8 +661,12 @@ try {
   const sdk = await sdkSession();
   const off = await sdkSession(["--sandbox", "off"]);
   const line = await lineSession();
+  const lineOff = await lineSession(["--sandbox", "off"]);
+  const floor = await floorSession();
+  const floorOff = await floorSession(["--sandbox", "off"]);
   log(`1/5 bash true: ${CALLS} calls per variant, interleaved; then ${SPACED_CALLS} each at an agent's pace`);
-  results.call = await benchCall(sdk, line, off);
+  results.call = await benchCall(sdk, off, { line, lineOff, floor, floorOff });
+  for (const c of [lineOff, floor, floorOff]) await closeSession(c);
   const raw = results.call.raw.p50;
   results.ratios = { sdk: results.call.sdk.p50 / raw, line: results.call.line.p50 / raw, off: results.call.sdk_off.p50 / raw };
   results.spaced = await benchSpaced(sdk, off);
