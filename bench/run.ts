@@ -50,14 +50,13 @@ async function sdkSession(args: string[] = []): Promise<McpSession> {
   return s;
 }
 async function lineSession(args: string[] = []): Promise<LineClient> {
-  const c = new LineClient(BINARY, [...mcpArgs, ...args], scratch);
-  open.add(c);
-  await c.initialize();
-  return c;
+  return initialized(new LineClient(BINARY, [...mcpArgs, ...args], scratch));
 }
 /** The contained MCP floor, measured (bench/mcp-floor-server.ts), in the line client's cwd. */
 async function floorSession(args: string[] = []): Promise<LineClient> {
-  const c = new LineClient(process.execPath, [join(import.meta.dir, "mcp-floor-server.ts"), join(scratch, "mcp-floor"), ...args], scratch);
+  return initialized(new LineClient(process.execPath, [join(import.meta.dir, "mcp-floor-server.ts"), join(scratch, "mcp-floor"), ...args], scratch));
+}
+async function initialized(c: LineClient): Promise<LineClient> {
   open.add(c);
   await c.initialize();
   return c;

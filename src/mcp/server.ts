@@ -97,18 +97,18 @@ function unwrappedSetRequestHandler(server: Server): Server["setRequestHandler"]
 
 /**
  * Connects `server` to a transport whose every message decodeFrame (json-rpc-lines.ts) has
- * already checked against the JSON-RPC schema, and hands its requests straight to the SDK's
+ * already checked as JSON-RPC (json-rpc-shape.ts), and hands its requests straight to the SDK's
  * request dispatch: the SDK's own reception tells a message's kind by parsing it against up
  * to three schemas more (a response, an error, a request), ~0.06 ms of every call. A checked
- * message with a method and a request id is a request; every other message goes the SDK's way.
+ * message with a method and an id is a request (its id checked too); every other message goes
+ * the SDK's way.
  */
 export async function connectChecked(server: Server, transport: Transport): Promise<void> {
   await server.connect(transport);
   const received = transport.onmessage!;
   const dispatch = server as unknown as { _onrequest(message: JSONRPCMessage, extra?: MessageExtraInfo): void };
   transport.onmessage = (message, extra) => {
-    const id = (message as { id?: unknown }).id;
-    if ("method" in message && (typeof id === "string" || Number.isInteger(id))) dispatch._onrequest(message, extra);
+    if ("method" in message && "id" in message) dispatch._onrequest(message, extra);
     else received(message, extra);
   };
 }
