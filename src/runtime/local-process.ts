@@ -2,7 +2,7 @@ import { blockedOnInput } from "./input-blocked.ts";
 import { seccompProgram } from "../sandbox/seccomp/filter.ts";
 import { landlockRuleset } from "../sandbox/landlock/ruleset.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
-import { gitState, undoGitPlants } from "../sandbox/git-guard.ts";
+import { guardGit } from "../sandbox/git-watch.ts";
 import { groupAlive, signalGroup } from "./process-group.ts";
 import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
@@ -55,13 +55,14 @@ export interface Started<P extends ChildProcess = ChildProcess> {
  */
 export async function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Promise<Started<Bun.Subprocess>> {
   const { plan, containment } = await planFor(spec.sandbox ?? null, spec.cwd);
-  const undoGitPlantsAtExit = spec.sandbox ? gitPlantsUndo(spec.sandbox) : null;
+  const undoGitPlantsAtExit = spec.sandbox ? gitPlantsUndo(spec) : null;
   let proc: Bun.Subprocess;
   try {
     const started = startHelper(plan, stdio);
     proc = started.proc;
     sendRequest(started.request, spec);
   } catch (e) {
+    undoGitPlantsAtExit?.(null);
     releaseContainment(containment);
     throw e;
   }
@@ -121,16 +122,16 @@ export function releaseContainment(c: Containment): void {
 }
 
 /**
- * A sandboxed command's plants in git's control files are undone when it ends
- * (sandbox/git-guard.ts). The state it is compared with is taken now, before the command is
- * sent off: taken once it had started, it could already hold what the command planted (a
- * burst of starts keeps this process busy for many milliseconds while commands run).
- * Returns what arms the undo for the started process.
+ * A sandboxed command's plants in git's control files are disarmed while it runs and when it
+ * ends (sandbox/git-watch.ts), reported in `spec.gitReport`. The state they are compared with
+ * is taken now, before the command is sent off (a burst of starts keeps this process busy for
+ * many milliseconds while commands run). Returns what ties the guard to the started process;
+ * a command that never starts ends it at once.
  */
-export function gitPlantsUndo(run: SandboxRun): (proc: ChildProcess) => void {
-  const roots = run.policy.workspaceRoots;
-  const before = gitState(roots);
-  return (proc) => void proc.exited.then(() => undoGitPlants(roots, before));
+export function gitPlantsUndo(spec: SpawnSpec): (proc: ChildProcess | null) => void {
+  const run = spec.sandbox!;
+  const end = guardGit(run.policy, run.level, spec.gitReport ?? []);
+  return (proc) => (proc ? void proc.exited.then(end, end) : end());
 }
 
 /**

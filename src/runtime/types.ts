@@ -1,3 +1,4 @@
+import type { GitDisarmed } from "../sandbox/git-guard.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 
 /**
@@ -24,6 +25,8 @@ export interface SpawnSpec {
   durable?: boolean;
   /** Run inside this OS sandbox (SPEC §11); local runtimes only. */
   sandbox?: SandboxRun;
+  /** Where a sandboxed command's disarmed git settings and hooks are reported (SPEC §25), as they are found. */
+  gitReport?: GitDisarmed[];
 }
 
 export interface ExitStatus {

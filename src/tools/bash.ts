@@ -117,7 +117,7 @@ export const bashTool = defineTool({
     "g output keeps errors, tail and head; each omission is one '[… N lines truncated (bytes A-B of T total) …]' line: task_o" +
     "utput {task_id: output_task_id, stream, offset: A, length: B-A} reads it. Destructive commands ask the user, or return n" +
     "eeds_confirmation (repeat with confirmed: true once the user agrees). Returns: {command, exit_code, stdout, stderr, succ" +
-    "ess, duration_ms, sandbox, description?, output_task_id?} | {task_id, status, pid} | {needs_confirmation, message}",
+    "ess, duration_ms, sandbox, description?, output_task_id?, git_disarmed?} | {task_id, status, pid} | {needs_confirmation, message}",
   schema,
   result: resultSchema,
   taskSupport: "optional",
@@ -169,6 +169,7 @@ export const bashTool = defineTool({
         tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
         durable: background,
         sandbox: contained.run,
+        gitReport: contained.report.gitDisarmed,
       },
     };
     const startFailed = (e: unknown): never => {

@@ -34,6 +34,10 @@ function build() {
     sandbox_level: z.string().optional(),
     sandbox_notes: z.array(z.string()).optional().describe("What this sandbox level cannot hold."),
     sandbox_denied: z.looseObject({}).optional().describe("A failure that looks like the sandbox refused a path or the network."),
+    git_disarmed: z
+      .array(z.looseObject({ repository: z.string(), key: z.string(), value: z.string(), restore: z.string() }))
+      .optional()
+      .describe("git settings or hooks the command wrote that would run a program outside the sandbox, disarmed; `restore` is the line a person runs to keep one."),
   };
 
   /** A stream's text as results show it, with its truncation and log-file fields. */

@@ -22,6 +22,7 @@ export function sandboxFields(task: Task): Record<string, unknown> {
   if (sb.level) fields.sandbox_level = sb.level;
   const gaps = levelGaps(sb.level);
   if (gaps.length) fields.sandbox_notes = [...gaps]; // results are the caller's (a library user may change them)
+  if (sb.gitDisarmed?.length) fields.git_disarmed = sb.gitDisarmed.map((d) => ({ ...d }));
   const failed = task.exit !== null && (task.exit.code !== 0 || task.exit.signal !== null);
   if (failed && sb.writableRoots) {
     const denied = deniedOf(task, sb.writableRoots, sb.network !== false);
