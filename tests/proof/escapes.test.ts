@@ -227,7 +227,7 @@ describe("git runs nothing a sandboxed command wrote", () => {
   const plant = (gitDir: string) =>
     `printf '#!/bin/sh\\ntouch ${victim}/git-ran\\n' > ${gitDir}/hooks/pre-commit; chmod +x ${gitDir}/hooks/pre-commit; git config -f ${gitDir}/config core.fsmonitor 'touch ${victim}/git-ran; false'`;
 
-  test("hooks and config of the workspace's repository are read-only", async () => {
+  test("hooks of the workspace's repository are read-only, and what its config would run is disarmed", async () => {
     repo(work);
     await insist(s, { command: `${plant(".git")}; true` });
     expect(personRunsGit(work)).toBe(false);
@@ -270,13 +270,72 @@ describe("git runs nothing a sandboxed command wrote", () => {
     expect(executable).toEqual([]);
   });
 
-  test(".git/config replaced by a person's `git config` outside stays read-only to earlier-built sandboxes", async () => {
+  test(".git/config replaced by a person's `git config` outside is still guarded in earlier-built sandboxes", async () => {
     repo(work);
     await s.call("bash", { command: "true" }); // sandboxes built and kept
     Bun.spawnSync(["git", "-C", work, "config", "user.name", "person"]); // replaces .git/config (lock file + rename)
     await insist(s, { command: `git config -f .git/config core.fsmonitor 'touch ${victim}/git-ran; false'; true` });
     expect(personRunsGit(work)).toBe(false);
     proof("git", 45, "forms=read-only,moved,commondir,new-repo(+landlock),new-repos-in-a-burst(40),replaced-config");
+  });
+});
+
+describe("the server acts on nothing a command planted (SPEC §26)", () => {
+  /** Victim files outside every root, with the mode and content they must keep. */
+  function victims(): { file: string; setuid: string; folder: string; tool: string } {
+    const dir = join(victim, `links-${Math.random().toString(36).slice(2)}`);
+    mkdirSync(dir);
+    const file = join(dir, "shadow");
+    writeFileSync(file, "secret\n", { mode: 0o640 });
+    chmodSync(file, 0o640);
+    const setuid = join(dir, "setuid-tool");
+    writeFileSync(setuid, "#!/bin/sh\n", { mode: 0o755 });
+    chmodSync(setuid, 0o4755);
+    const folder = join(dir, "bin");
+    mkdirSync(folder);
+    const tool = join(folder, "tool");
+    writeFileSync(tool, "#!/bin/sh\n");
+    chmodSync(tool, 0o755);
+    return { file, setuid, folder, tool };
+  }
+  const modeOf = (p: string) => statSync(p).mode & 0o7777;
+
+  test("links in a new repository's .git/hooks to a file and a setuid file, .git/hooks as a link to a folder, .git/config as a link: every target keeps its mode and content", async () => {
+    const v = victims();
+    await insist(s, { command: `mkdir -p l1/.git/hooks && ln -s ${v.file} l1/.git/hooks/pre-commit && ln -s ${v.setuid} l1/.git/hooks/post-commit` });
+    await insist(s, { command: `mkdir -p l2/.git && ln -s ${v.folder} l2/.git/hooks && echo '[core]' > l2/x` });
+    await insist(s, { command: `mkdir -p l3/.git/hooks && ln -s ${v.file} l3/.git/config && echo 'ref: refs/heads/main' > l3/.git/HEAD` });
+    await insist(landlock, { command: `mkdir -p l4/.git/hooks && ln -s ${v.file} l4/.git/hooks/pre-push && ln -s ${v.file} l4/.git/config` });
+    expect(modeOf(v.file)).toBe(0o640);
+    expect(readFileSync(v.file, "utf8")).toBe("secret\n");
+    expect(modeOf(v.setuid)).toBe(0o4755);
+    expect(modeOf(v.tool)).toBe(0o755);
+    expect(modeOf(v.folder)).toBe(0o755);
+    // The links themselves went: git would have followed them.
+    for (const link of ["l1/.git/hooks/pre-commit", "l1/.git/hooks/post-commit", "l2/.git/hooks", "l3/.git/config", "l4/.git/hooks/pre-push", "l4/.git/config"]) {
+      expect(existsSync(join(work, link)) || (() => { try { return lstatSync(join(work, link)).isSymbolicLink(); } catch { return false; } })()).toBe(false);
+    }
+    for (const d of ["l1", "l2", "l3", "l4"]) rmSync(join(work, d), { recursive: true, force: true });
+    proof("planted-links", 7, "forms=hook->file,hook->setuid,hooks->folder,config->file(+landlock)");
+  });
+
+  test("a hook and core.fsmonitor in a repository two levels below the root do not run when the person runs git there", async () => {
+    mkdirSync(join(work, "sub"), { recursive: true });
+    Bun.spawnSync(["git", "init", "-q", join(work, "sub", "inner")]);
+    await s.call("bash", { command: "true" }); // the nested repository is in the next sandbox's walk
+    const ran = join(victim, "git-ran");
+    rmSync(ran, { force: true });
+    const planted = `printf '#!/bin/sh\\ntouch ${ran}\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; git config core.fsmonitor 'touch ${ran}; false'; true`;
+    await insist(s, { command: planted, working_directory: join(work, "sub", "inner") });
+    await insist(s, { command: `git init -q deep/a/b && cd deep/a/b && ${planted}` });
+    for (const dir of [join(work, "sub", "inner"), join(work, "deep", "a", "b")]) {
+      Bun.spawnSync(["git", "-C", dir, "status"], { stdout: "ignore", stderr: "ignore" });
+      Bun.spawnSync(["git", "-C", dir, "commit", "-q", "--allow-empty", "-m", "x"], { stdout: "ignore", stderr: "ignore", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } });
+    }
+    expect(existsSync(ran)).toBe(false);
+    rmSync(join(work, "sub"), { recursive: true, force: true });
+    rmSync(join(work, "deep"), { recursive: true, force: true });
+    proof("nested-repository", 4, "depth=2,3 forms=hook,fsmonitor");
   });
 });
 
