@@ -3,7 +3,7 @@ import { constants } from "node:os";
 import { sendWithFds, messageSocketPair } from "../fd-passing.ts";
 import { closeQuietly, createPipe, pipeOf } from "../pipes.ts";
 import { watchdog } from "../watchdog.ts";
-import { helperPath } from "./helper-binary.ts";
+import { helperExec } from "./helper-binary.ts";
 import { helperEnv, type Restrictions } from "./start.ts";
 
 /** A command's fds for its spawner: its stdio, the task cgroup it is born in, its process limit's `tasks` file. */
@@ -82,7 +82,8 @@ export class Spawner {
   static start(plan: Restrictions): Spawner {
     const [control, controlChild] = messageSocketPair();
     const [statusR, statusW] = createPipe();
-    const args = [helperPath(), "serve", "--control", "3", "--status", "4"];
+    const helper = helperExec();
+    const args = [helper.file, "serve", "--control", "3", "--status", "4"];
     const extra = [controlChild, statusW];
     const opened: number[] = [];
     const pass = (flag: string, fd: number) => {
@@ -94,7 +95,7 @@ export class Spawner {
       if (plan.dropCapabilities) args.push("--drop-caps");
       if (plan.landlock !== null) pass("--landlock", opened[opened.push(pipeOf(Buffer.from(plan.landlock))) - 1]!);
       if (plan.seccomp) pass("--seccomp", opened[opened.push(pipeOf(plan.seccomp)) - 1]!);
-      const proc = Bun.spawn(args, { stdio: ["ignore", "ignore", "ignore", ...extra], cwd: "/", env: helperEnv(), detached: true } as never);
+      const proc = Bun.spawn(args, { argv0: helper.argv0, stdio: ["ignore", "ignore", "ignore", ...extra], cwd: "/", env: helperEnv(), detached: true } as never);
       watchdog().track(proc.pid);
       return new Spawner(proc, control, statusR);
     } catch (e) {

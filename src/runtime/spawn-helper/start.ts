@@ -2,7 +2,7 @@ import { closeSync } from "node:fs";
 import { launcherEnv, OWNER_MARKER, OWNER_TOKEN } from "../env.ts";
 import { createPipe, pipeOf, writeAndClose } from "../pipes.ts";
 import type { SpawnSpec } from "../types.ts";
-import { helperPath } from "./helper-binary.ts";
+import { helperExec } from "./helper-binary.ts";
 
 /**
  * How the helper (agent-shell-helper.c) starts one command. Each field is one step of it, in
@@ -43,7 +43,8 @@ export interface StdioOptions {
  * a kept spawner (spawner.ts).
  */
 export function startHelper(plan: HelperPlan, stdio: StdioOptions): { proc: Bun.Subprocess; request: number } {
-  const args = [helperPath(), "start", "--request", "3"];
+  const helper = helperExec();
+  const args = [helper.file, "start", "--request", "3"];
   const [requestR, requestW] = createPipe();
   const extra = [requestR];
   const opened: number[] = [];
@@ -62,6 +63,7 @@ export function startHelper(plan: HelperPlan, stdio: StdioOptions): { proc: Bun.
     const { stdin, stdout, stderr, ...rest } = stdio;
     const proc = Bun.spawn(args, {
       ...rest,
+      argv0: helper.argv0,
       stdio: [stdin ?? (stdio.terminal ? null : "ignore"), stdout ?? null, stderr ?? null, ...extra],
       cwd: "/",
       env: helperEnv(),
