@@ -1,7 +1,7 @@
 import { CodedError } from "../errors.ts";
 import { classifyCommand } from "./patterns.ts";
 import type { PendingConfirmations } from "./confirmations.ts";
-import { type AskPerson, type ConfirmationQuestion, commandQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "./person-confirmation.ts";
+import { type AskPerson, type ConfirmationQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "./person-confirmation.ts";
 
 /**
  * How a caution command gets approved: the MCP two-step flow (`pending`: the model repeats
@@ -46,7 +46,7 @@ export async function confirmCommand(
   }
   if (verdict.kind === "allowed" || request.alreadyConfirmed) return null;
   const binding = request.binding ?? request.command;
-  const question = commandQuestion(request.command, { cwd: request.cwd ?? "", host: request.host });
+  const question: ConfirmationQuestion = { field: "command", text: request.command, cwd: request.cwd ?? "", host: request.host, reasons: [verdict.what], part: verdict.part };
   // A person is asked every time; the model's `confirmed` plays no part...
   if (policy.kind === "person" || policy.kind === "nobody") {
     if (policy.kind === "nobody") throw refusedWithoutPerson(question);
