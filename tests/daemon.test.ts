@@ -420,13 +420,14 @@ describe("at a terminal (tmux)", () => {
     let id = "";
     await withTmux(async (send, screen, key) => {
       send(`cd ${sb.cwd} && ${BINARY} run -- rm ask-me.txt; echo "END1 rc=$?"`);
-      await screen(/Proceed\? \[y\/N\]/);
+      // The question's first line says what would happen, to what (SPEC §19).
+      await screen(/^Deletes files: rm ask-me\.txt \(in \/[\s\S]*Proceed\? \[y\/N\]/m);
       key("n");
       key("Enter");
       await screen(/^END1 rc=125$/m);
       expect(existsSync(file)).toBe(true);
       send(`${BINARY} start -- rm ask-me.txt; echo "END2 rc=$?"`);
-      await screen(/^(?![\s\S]*END1 rc)[\s\S]*Proceed\? \[y\/N\]/); // the new prompt, once the old screen is cleared
+      await screen(/^(?![\s\S]*END1 rc)[\s\S]*Deletes files: rm ask-me\.txt \(in \/[\s\S]*Proceed\? \[y\/N\]/); // the new prompt, once the old screen is cleared
       key("y");
       key("Enter");
       const done = await screen(/^END2 rc=0$/m);

@@ -19,7 +19,7 @@ class Person {
   questions: Array<{ message: string; requestedSchema: unknown }> = [];
   /** Resolves at the next question. */
   asked = Promise.withResolvers<void>();
-  constructor(private answer: (n: number, message: string) => ElicitResult | "never") {}
+  constructor(private answer: (n: number, message: string) => ElicitResult | Promise<ElicitResult> | "never") {}
 
   install(client: Client): void {
     client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
@@ -36,7 +36,9 @@ class Person {
 }
 
 const accept: ElicitResult = { action: "accept", content: { confirm: true } };
-const decline: ElicitResult = { action: "decline" };
+/** A person reads the question before saying no (an answer within 0.5 s is the client's own: confirm-headless.test.ts). */
+const later = (answer: ElicitResult): Promise<ElicitResult> => Bun.sleep(1000).then(() => answer);
+const decline = (): Promise<ElicitResult> => later({ action: "decline" });
 
 let sessions: McpSession[] = [];
 afterEach(async () => {
@@ -79,14 +81,15 @@ describe("with a client that can elicit, the person is asked", () => {
     expect(message).toContain("echo ran >> count; rm victim");
     expect(message).toContain(`Folder: ${s.cwd}`);
     expect(message).toContain("Host: this machine");
-    expect(message).toContain("deletes files");
+    // The first line alone says what would happen, to what, where.
+    expect(message.split("\n")[0]).toBe(`Deletes files: rm victim (in ${s.cwd}, on this machine)`);
     expect(message).not.toContain("^rm"); // words, never a pattern
     // One step: a flat object with one required yes/no.
     expect(requestedSchema).toEqual({ type: "object", properties: { confirm: expect.objectContaining({ type: "boolean" }) }, required: ["confirm"] });
   });
 
   test("declined: nothing runs, and the result says the person declined", async () => {
-    const person = new Person(() => decline);
+    const person = new Person(() => decline());
     const s = await withPerson(person);
     const file = victim(s);
     const r = await s.call("bash", { command: "rm victim" });
@@ -97,7 +100,7 @@ describe("with a client that can elicit, the person is asked", () => {
   });
 
   test("cancelled by the person: nothing runs, and the result says so", async () => {
-    const person = new Person(() => ({ action: "cancel" }));
+    const person = new Person(() => later({ action: "cancel" }));
     const s = await withPerson(person);
     const file = victim(s);
     const r = await s.call("bash", { command: "rm victim" });
@@ -107,7 +110,7 @@ describe("with a client that can elicit, the person is asked", () => {
   });
 
   test("the model's confirmed: true alone runs nothing: the person is still asked", async () => {
-    const person = new Person(() => decline);
+    const person = new Person(() => decline());
     const s = await withPerson(person);
     const file = victim(s);
     const r = await s.call("bash", { command: "rm victim", confirmed: true });
@@ -177,14 +180,13 @@ describe("with a client that can elicit, the person is asked", () => {
   });
 
   test("a looser per-call sandbox is asked about (with what the command does), once", async () => {
-    const person = new Person((n) => (n === 1 ? decline : accept));
+    const person = new Person((n) => (n === 1 ? decline() : accept));
     const s = await withPerson(person);
     const file = victim(s);
     const declined = await s.call("bash", { command: "rm victim", sandbox: "off" });
     expect(declined.error_code).toBe("BLOCKED");
     expect(existsSync(file)).toBe(true);
-    expect(person.questions[0]!.message).toContain("no sandbox");
-    expect(person.questions[0]!.message).toContain("deletes files");
+    expect(person.questions[0]!.message.split("\n")[0]).toStartWith("Deletes files: rm victim; it also runs with no sandbox at all");
     const ran = await s.call("bash", { command: "rm victim", sandbox: "off" });
     expect(ran).toMatchObject({ exit_code: 0, sandbox: "off" });
     expect(existsSync(file)).toBe(false);
@@ -196,7 +198,7 @@ describe("with a client that can elicit, the person is asked", () => {
   });
 
   test("a declined background command creates no task; a declined task-augmented call creates no MCP task", async () => {
-    const person = new Person(() => decline);
+    const person = new Person(() => decline());
     const s = await withPerson(person);
     const file = victim(s);
     const r = await s.call("bash", { command: "rm victim", run_in_background: true });
@@ -222,7 +224,7 @@ describe("with a client that can elicit, the person is asked", () => {
   });
 
   test("a subagent asking for a looser sandbox is put to the person with its prompt; declined, no subagent starts", async () => {
-    const person = new Person((n) => (n === 1 ? decline : accept));
+    const person = new Person((n) => (n === 1 ? decline() : accept));
     const s = await withPerson(person, { args: ["--agent-command", JSON.stringify(["sh", "-c", 'echo agent: "$0"', "{prompt}"])] });
     const declined = await s.call("task", { prompt: "tidy up", sandbox: "off", background: true });
     expect(declined.error_code).toBe("BLOCKED");
@@ -246,7 +248,7 @@ describe("with a client that can elicit, the person is asked", () => {
   });
 
   test("concurrent calls: each answer goes to its own call", async () => {
-    const person = new Person((_, message) => (message.includes("rm a") ? accept : decline));
+    const person = new Person((_, message) => (message.includes("rm a") ? accept : decline()));
     const s = await withPerson(person);
     writeFileSync(join(s.cwd, "a"), "");
     writeFileSync(join(s.cwd, "b"), "");
@@ -258,7 +260,7 @@ describe("with a client that can elicit, the person is asked", () => {
   });
 
   test("a command needing no confirmation runs without a question", async () => {
-    const person = new Person(() => decline);
+    const person = new Person(() => decline());
     const s = await withPerson(person);
     expect((await s.call("bash", { command: "echo fine" })).stdout).toBe("fine\n");
     expect(person.questions).toHaveLength(0);
@@ -273,7 +275,7 @@ describe("with a client that can elicit, the person is asked", () => {
   });
 
   test("confirm_by = \"model\" keeps the two-step flow even for a client that can elicit", async () => {
-    const person = new Person(() => decline);
+    const person = new Person(() => decline());
     const s = await withPerson(person, { env: { AGENT_SHELL_CONFIRM_BY: "model" } });
     const file = victim(s);
     expect((await s.call("bash", { command: "rm victim" })).needs_confirmation).toBe(true);
@@ -339,7 +341,7 @@ describe("mcp --shared relays the question to the connection that made the call"
     expect(asker.questions[0]!.message).toContain(`Folder: ${dir}`);
     expect(bystander.questions).toHaveLength(0);
     // The other connection declines its own question: nothing runs there.
-    const declining = new Person(() => decline);
+    const declining = new Person(() => decline());
     const three = await shared(declining);
     writeFileSync(join(dir, "victim"), "");
     expect((await three.call("bash", { command: "rm victim" })).error).toContain("declined");
@@ -396,7 +398,7 @@ describe("a command on an SSH host", () => {
   test("the question names the host and the remote folder; declined, nothing runs there", async () => {
     const config = join(sshd.dir, "person.toml");
     writeFileSync(config, sshd.hostToml("box"));
-    const person = new Person(() => decline);
+    const person = new Person(() => decline());
     const s = await withPerson(person, { args: ["--config", config] });
     const file = join(sshd.home, "victim");
     writeFileSync(file, "precious\n");

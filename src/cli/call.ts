@@ -27,7 +27,7 @@ export async function callCommand(argv: string[]): Promise<number> {
     ...hostOptions(values),
     confirmationPolicy: {
       kind: "ask",
-      ask: (command) => confirmOnTerminal(values.yes, interrupted.signal)(command),
+      ask: (question) => confirmOnTerminal(values.yes, interrupted.signal)(question),
     },
   });
   const interrupted = new AbortController();

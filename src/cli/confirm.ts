@@ -1,6 +1,7 @@
 import type { ToolResult } from "../errors.ts";
 import type { DaemonClient } from "./daemon-client.ts";
 import { answerOnTerminal, confirmOnTerminal } from "./prompt.ts";
+import { commandQuestion } from "../safety/person-confirmation.ts";
 
 const REFUSED = "Command cancelled: it needs confirmation (answer y at the prompt, or pass --yes when there is no terminal)";
 
@@ -38,7 +39,8 @@ export async function callConfirmed(
   const command = String(first.command ?? args.command);
   if (noTerminal && first.error_code === "BLOCKED") return { error: REFUSED, error_code: "BLOCKED", context: { command } };
   if (first.needs_confirmation !== true) return first;
-  const approved = await confirmOnTerminal(yes)(command);
+  const where = { cwd: String(args.working_directory ?? process.cwd()), ...(typeof args.host === "string" ? { host: args.host } : {}) };
+  const approved = await confirmOnTerminal(yes)(commandQuestion(command, where));
   if (!approved) return { error: REFUSED, error_code: "BLOCKED", context: { command } };
   return client.call(name, { ...args, confirmed: true }, timeoutMs);
 }

@@ -1,10 +1,11 @@
+import { type ConfirmationQuestion, questionMessage } from "../safety/person-confirmation.ts";
 
 /**
  * Asks on the terminal whether a caution command may run. Ctrl-C at the prompt, or
  * SIGTERM/SIGHUP while it waits, answers no (the process must never hang on a prompt).
  */
-export function askYesNo(command: string, signal?: AbortSignal): Promise<boolean> {
-  return askOnTerminal(`This command may be destructive:\n    ${command}`, signal);
+export function askYesNo(question: ConfirmationQuestion, signal?: AbortSignal): Promise<boolean> {
+  return askOnTerminal(questionMessage(question), signal);
 }
 
 /** Shows `text`, then asks `Proceed? [y/N]`; anything but y/yes, Ctrl-C or a signal is no. */
@@ -33,8 +34,8 @@ async function askOnTerminal(text: string, signal?: AbortSignal): Promise<boolea
 }
 
 /** The CLI's confirmation: `--yes`, else the prompt on a terminal, else no. */
-export function confirmOnTerminal(yes: boolean | undefined, signal?: AbortSignal): (command: string) => Promise<boolean> {
-  return async (command) => yes === true || (process.stdin.isTTY === true && (await askYesNo(command, signal)));
+export function confirmOnTerminal(yes: boolean | undefined, signal?: AbortSignal): (question: ConfirmationQuestion) => Promise<boolean> {
+  return async (question) => yes === true || (process.stdin.isTTY === true && (await askYesNo(question, signal)));
 }
 
 /**

@@ -4,6 +4,7 @@ import type { OutputStream } from "../background/output/stream.ts";
 import { ToolHost } from "../host/tool-host.ts";
 import { hostOptions } from "./host-options.ts";
 import { confirmOnTerminal } from "./prompt.ts";
+import { commandQuestion } from "../safety/person-confirmation.ts";
 import { exitStatus, reportError, writeAll } from "./report.ts";
 import { Spinner } from "./terminal.ts";
 import { commandLine, envOption, intOption, maybeHelp, parseVerbArgs } from "./verb-args.ts";
@@ -76,7 +77,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     }),
     confirmationPolicy: {
       kind: "ask",
-      ask: (cmd) => confirmOnTerminal(values.yes as boolean | undefined, interrupted.signal)(cmd),
+      ask: (question) => confirmOnTerminal(values.yes as boolean | undefined, interrupted.signal)(question),
     },
   });
   const interrupted = new AbortController();
@@ -114,7 +115,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     let result = await call({});
     // A far-side host asks for its own confirmation: ask here, then repeat the call confirmed.
     if (result.needs_confirmation === true) {
-      if (!(await confirmOnTerminal(values.yes as boolean | undefined, interrupted.signal)(line))) {
+      const question = commandQuestion(line, { cwd: (values.cwd as string | undefined) ?? (remote !== undefined ? "~" : process.cwd()), host: remote });
+      if (!(await confirmOnTerminal(values.yes as boolean | undefined, interrupted.signal)(question))) {
         return reportError("command cancelled: it needs confirmation (answer y at the prompt, or pass --yes when there is no terminal)", 1);
       }
       result = await call({ confirmed: true });

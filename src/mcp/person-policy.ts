@@ -2,7 +2,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { type ElicitRequestFormParams, ErrorCode, McpError, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config/schema.ts";
 import type { ConfirmationPolicy } from "../safety/command-guard.ts";
-import { type ConfirmationQuestion, type PersonAnswer, questionMessage } from "../safety/person-confirmation.ts";
+import { type ConfirmationQuestion, PERSON_MIN_MS, type PersonAnswer, questionMessage } from "../safety/person-confirmation.ts";
 
 /** The one field a person answers: a yes/no, answerable in one step. */
 const REQUESTED_SCHEMA: ElicitRequestFormParams["requestedSchema"] = {
@@ -15,6 +15,7 @@ const REQUESTED_SCHEMA: ElicitRequestFormParams["requestedSchema"] = {
  * Who confirms this connection's calls (SPEC §19), decided per call from what its client
  * declared: its person through elicitation when it can ask (form elicitation), unless
  * `confirm_by = "model"`; else the model's two-step flow, or nobody with `confirm_by = "person"`.
+ * Under `auto`, a client that answers without its person falls back to the two-step flow.
  * Works for any per-connection Server (stdio, a daemon connection, an HTTP session): the
  * question goes to the client that made the call, tied to that call's request.
  */
@@ -26,11 +27,12 @@ export function connectionPolicy(
   if (config.confirm_by === "model") return { kind: "pending" };
   const canAsk = server.getClientCapabilities()?.elicitation?.form !== undefined;
   if (!canAsk) return config.confirm_by === "person" ? { kind: "nobody" } : { kind: "pending" };
-  return { kind: "person", ask: (question) => askPerson(server, question, config.confirm_timeout_seconds * 1000, call) };
+  return { kind: "person", ask: (question) => askPerson(server, question, config.confirm_timeout_seconds * 1000, call), orModel: config.confirm_by === "auto" };
 }
 
 async function askPerson(server: Server, question: ConfirmationQuestion, timeoutMs: number, call: { requestId: RequestId; signal: AbortSignal }): Promise<PersonAnswer> {
   let answer;
+  const asked = performance.now();
   try {
     answer = await server.elicitInput(
       { mode: "form", message: questionMessage(question), requestedSchema: REQUESTED_SCHEMA },
@@ -46,6 +48,9 @@ async function askPerson(server: Server, question: ConfirmationQuestion, timeout
     }
     return { approved: false, why: "failed", detail: (e as Error).message };
   }
+  const ms = Math.round(performance.now() - asked);
+  // Sooner than anyone could read the question: the client's own answer, not its person's.
+  if (answer.action !== "accept" && ms < PERSON_MIN_MS) return { approved: false, why: "unasked", detail: `it answered "${answer.action}" within ${ms} ms` };
   if (answer.action === "decline") return { approved: false, why: "declined" };
   if (answer.action === "cancel") return { approved: false, why: "cancelled" };
   // Validated against REQUESTED_SCHEMA by the SDK; still, only a literal true runs anything.

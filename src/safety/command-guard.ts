@@ -1,18 +1,19 @@
 import { CodedError } from "../errors.ts";
 import { classifyCommand } from "./patterns.ts";
 import type { PendingConfirmations } from "./confirmations.ts";
-import { type AskPerson, type ConfirmationQuestion, confirmByPerson, refusedWithoutPerson } from "./person-confirmation.ts";
+import { type AskPerson, type ConfirmationQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "./person-confirmation.ts";
 
 /**
  * How a caution command gets approved: the MCP two-step flow (`pending`: the model repeats
  * the call with confirmed: true), a prompt/flag in the CLI (`ask`), the MCP client's person
- * through elicitation (`person`, SPEC §19), or not at all (`nobody`: confirm_by = "person"
- * and the client cannot ask its person).
+ * through elicitation (`person`, SPEC §19; `orModel`: when the client answers without its
+ * person, the two-step flow stands in), or not at all (`nobody`: confirm_by = "person" and
+ * the client cannot ask its person).
  */
 export type ConfirmationPolicy =
   | { kind: "pending" }
-  | { kind: "ask"; ask: (command: string) => Promise<boolean> }
-  | { kind: "person"; ask: AskPerson }
+  | { kind: "ask"; ask: (question: ConfirmationQuestion) => Promise<boolean> }
+  | { kind: "person"; ask: AskPerson; orModel: boolean }
   | { kind: "nobody" };
 
 export interface CommandRequest {
@@ -24,8 +25,8 @@ export interface CommandRequest {
   /** Where it would run, for the person's question (SPEC §19). */
   cwd?: string;
   host?: string;
-  /** The person already said yes to this very call (the question about its looser sandbox named this command too). */
-  approvedByPerson?: boolean;
+  /** This very call is already confirmed (the question about its looser sandbox named this command too). */
+  alreadyConfirmed?: boolean;
 }
 
 /**
@@ -43,32 +44,32 @@ export async function confirmCommand(
   if (verdict.kind === "blocked") {
     throw new CodedError("BLOCKED", blockedMessage(verdict.what), context);
   }
-  if (verdict.kind === "allowed") return null;
-  // A person is asked every time; the model's `confirmed` plays no part.
+  if (verdict.kind === "allowed" || request.alreadyConfirmed) return null;
+  const binding = request.binding ?? request.command;
+  const question: ConfirmationQuestion = { field: "command", text: request.command, cwd: request.cwd ?? "", host: request.host, reasons: [verdict.what], part: verdict.part };
+  // A person is asked every time; the model's `confirmed` plays no part...
   if (policy.kind === "person" || policy.kind === "nobody") {
-    const question: ConfirmationQuestion = { field: "command", text: request.command, cwd: request.cwd ?? "", host: request.host, reasons: [verdict.what] };
     if (policy.kind === "nobody") throw refusedWithoutPerson(question);
-    if (!request.approvedByPerson) await confirmByPerson(policy.ask, question);
-    return null;
+    // ...unless the client answered this very request without its person: asking again would
+    // reach the same client, so the model's retry is the confirmation (used once, as in §6).
+    if (request.confirmed && confirmations.consume(unaskedRecord(binding))) return null;
+    const answer = await confirmByPerson(policy, question);
+    if (answer.approved) return null;
+    confirmations.request(unaskedRecord(binding));
+    return needsConfirmation(request, verdict.what, answer);
   }
   if (policy.kind === "ask") {
     // The person answers here: `confirmed: true` in the call's own JSON never stands in for them (SPEC §20).
-    if (await policy.ask(request.command)) return null;
+    if (await policy.ask(question)) return null;
     throw new CodedError(
       "BLOCKED",
       "Command cancelled: it needs confirmation (answer y at the prompt, or pass --yes when there is no terminal)",
       context,
     );
   }
-  const binding = request.binding ?? request.command;
   if (!request.confirmed) {
     confirmations.request(binding);
-    return {
-      needs_confirmation: true,
-      command: request.command,
-      message: `This command may be destructive (${verdict.what}): ${request.command}. Please confirm execution: ask the user, then call again with confirmed: true and exactly the same arguments (command, working_directory, env, stdin, tty, host, sandbox).`,
-      ...(request.description !== undefined ? { description: request.description } : {}),
-    };
+    return needsConfirmation(request, verdict.what);
   }
   if (!confirmations.consume(binding)) {
     throw new CodedError(
@@ -78,6 +79,18 @@ export async function confirmCommand(
     );
   }
   return null;
+}
+
+/** The first step of the two-step flow; `unasked`: it stands in for a client that answered without its person. */
+function needsConfirmation(request: CommandRequest, what: string, unasked?: { detail?: string }): Record<string, unknown> {
+  return {
+    needs_confirmation: true,
+    command: request.command,
+    message:
+      (unasked ? unaskedNote(unasked.detail) + " " : "") +
+      `This command may be destructive (${what}): ${request.command}. Please confirm execution: ask the user, then call again with confirmed: true and exactly the same arguments (command, working_directory, env, stdin, tty, host, sandbox).`,
+    ...(request.description !== undefined ? { description: request.description } : {}),
+  };
 }
 
 /** In words, never the internal pattern (SPEC §15): what the command would do, and what to do instead. */

@@ -160,7 +160,8 @@ function firstMatch(rules: readonly Rule[] | undefined, view: string): Rule | nu
 
 export type Classification =
   | { kind: "blocked"; pattern: string; what: string }
-  | { kind: "caution"; what: string }
+  /** `part`: the segment of the command line (one command) that needs the confirmation. */
+  | { kind: "caution"; what: string; part: string }
   | { kind: "allowed" };
 
 /** Blocked beats caution beats allowed; every segment of the command is looked at. */
@@ -168,7 +169,7 @@ export function classifyCommand(command: string): Classification {
   for (const rule of BLOCKED_ANYWHERE) {
     if (rule.pattern.test(command)) return { kind: "blocked", pattern: rule.pattern.source, what: rule.what };
   }
-  let caution: string | null = null;
+  let caution: { what: string; part: string } | null = null;
   for (const segment of commandSegments(command)) {
     const { words, argsAt, tooDeep } = commandViews(segment);
     for (let i = 0; i < words.length; i++) {
@@ -180,11 +181,12 @@ export function classifyCommand(command: string): Classification {
       const view = key === "git" ? gitView(raw) : raw;
       const blocked = firstMatch(blockedRules, view);
       if (blocked) return { kind: "blocked", pattern: blocked.pattern.source, what: blocked.what };
-      if (cautionRules && !exempt(key, view)) caution = firstMatch(cautionRules, view)?.what ?? null;
+      const rule: Rule | null = cautionRules && !exempt(key, view) ? firstMatch(cautionRules, view) : null;
+      if (rule) caution = { what: rule.what, part: segment.trim() };
     }
-    if (tooDeep && caution === null) caution = `runs a command behind more than ${MAX_WRAPPERS} wrappers`;
+    if (tooDeep && caution === null) caution = { what: `runs a command behind more than ${MAX_WRAPPERS} wrappers`, part: segment.trim() };
   }
-  return caution === null ? { kind: "allowed" } : { kind: "caution", what: caution };
+  return caution === null ? { kind: "allowed" } : { kind: "caution", ...caution };
 }
 
 /** The pattern a command matches among the blocked ones, or null. */

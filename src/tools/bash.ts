@@ -144,8 +144,8 @@ export const bashTool = defineTool({
       ? null
       : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding, cwd });
     if (sandboxed && "result" in sandboxed) return sandboxed.result;
-    const approvedByPerson = sandboxed?.approvedByPerson === true;
-    const confirmation = await confirmCommand({ ...args, binding, cwd, approvedByPerson }, ctx.confirmationPolicy, ctx.confirmations);
+    const alreadyConfirmed = sandboxed?.alreadyConfirmed === true;
+    const confirmation = await confirmCommand({ ...args, binding, cwd, alreadyConfirmed }, ctx.confirmationPolicy, ctx.confirmations);
     if (confirmation) return confirmation;
     const contained = sandboxed ? callSandbox(ctx, sandboxed.mode, cwd) : { run: undefined, report: { mode: "remote" } };
     const background = args.run_in_background;

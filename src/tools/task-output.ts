@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { startProgress } from "../background/watch/index.ts";
 import { firstOf } from "../first-of.ts";
 import { findTask, settled } from "./find-task.ts";
 import { outputView, taskOutputs } from "./present.ts";
@@ -72,7 +73,13 @@ export const taskOutputTool = defineTool({
     if (args.wait) {
       const ended = tasks.map((t) => t.ended);
       const until = args.task_ids ? (args.until ?? "all") : "all";
-      await firstOf({ promises: { ended: until === "any" ? Promise.race(ended) : Promise.all(ended) }, timeoutMs: args.timeout_seconds * 1000, signal: ctx.signal });
+      // While it waits, a client that asked for progress hears about it, as during a long bash.
+      const stopProgress = ctx.progress ? startProgress(tasks, ctx.progress) : undefined;
+      try {
+        await firstOf({ promises: { ended: until === "any" ? Promise.race(ended) : Promise.all(ended) }, timeoutMs: args.timeout_seconds * 1000, signal: ctx.signal });
+      } finally {
+        stopProgress?.();
+      }
     }
     const range = args.offset !== undefined ? { stream: args.stream ?? "stdout", offset: args.offset, length: args.length } : undefined;
     // One budget for the whole result, however many tasks it reads.

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { TaskSandbox } from "../../background/tasks/task.ts";
 import { classifyCommand, needsCaution } from "../../safety/patterns.ts";
-import { type ConfirmationQuestion, confirmByPerson, refusedWithoutPerson } from "../../safety/person-confirmation.ts";
+import { type ConfirmationQuestion, commandQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "../../safety/person-confirmation.ts";
 import { SANDBOX_MODES, strictness, type SandboxMode } from "../../sandbox/policy.ts";
 import type { SandboxRun } from "../../sandbox/setup.ts";
 import { CodedError, type ToolResult } from "../../errors.ts";
@@ -33,7 +33,7 @@ export interface CallSandbox {
 export async function guardSandbox(
   ctx: ToolContext,
   args: { key: string; field: "command" | "prompt"; sandbox?: SandboxMode; confirmed?: boolean; description?: string; binding: string; cwd: string },
-): Promise<{ mode: SandboxMode; approvedByPerson?: boolean } | { result: ToolResult }> {
+): Promise<{ mode: SandboxMode; alreadyConfirmed?: boolean } | { result: ToolResult }> {
   const server = ctx.sandboxMode;
   // A connection that asked for a looser default (a daemon hello) gets it call by call, confirmed like a per-call one (SPEC §20).
   const asked = args.sandbox ?? ctx.requestedSandboxMode;
@@ -42,31 +42,28 @@ export async function guardSandbox(
     const record = `\0sandbox\0${args.binding}`;
     const policy = ctx.confirmationPolicy;
     const what = `This call asks to run outside the server's sandbox ('${server}' → '${mode}')`;
-    if (policy.kind === "person" || policy.kind === "nobody") {
+    if (policy.kind !== "pending") {
+      if (args.field === "command" && classifyCommand(args.key).kind === "blocked") return { mode }; // refused next, whatever a person would say: not asked
       // One question covers both: the looser sandbox and what the command itself would do.
-      const verdict = args.field === "command" ? classifyCommand(args.key) : ({ kind: "allowed" } as const);
-      if (verdict.kind === "blocked") return { mode }; // refused next, whatever a person would say: not asked
-      const reasons = [looserInWords(server, mode), ...(verdict.kind === "caution" ? [verdict.what] : [])];
-      const question: ConfirmationQuestion = { field: args.field, text: args.key, cwd: args.cwd, reasons };
+      const looser = looserInWords(server, mode);
+      const question: ConfirmationQuestion =
+        args.field === "command" ? commandQuestion(args.key, { cwd: args.cwd }, [looser]) : { field: "prompt", text: args.key, cwd: args.cwd, reasons: [looser] };
       if (policy.kind === "nobody") throw refusedWithoutPerson(question);
-      await confirmByPerson(policy.ask, question);
-      return { mode, approvedByPerson: true };
-    }
-    if (policy.kind === "ask") {
-      if (!(await policy.ask(`${args.key}   [${what}]`))) {
+      if (policy.kind === "ask") {
+        if (await policy.ask(question)) return { mode, alreadyConfirmed: true };
         throw new CodedError("BLOCKED", `Cancelled: ${what.toLowerCase()} and was not confirmed (answer y, or pass --yes)`, { [args.field]: args.key });
       }
-    } else if (!args.confirmed) {
+      // The model's retry after the client answered without its person (see confirmCommand).
+      if (args.confirmed && ctx.confirmations.consume(unaskedRecord(record))) return { mode, alreadyConfirmed: true };
+      const answer = await confirmByPerson(policy, question);
+      if (answer.approved) return { mode, alreadyConfirmed: true };
+      ctx.confirmations.request(unaskedRecord(record));
+      return { result: needsConfirmation(args, what, unaskedNote(answer.detail) + " ") };
+    }
+    if (!args.confirmed) {
       ctx.confirmations.request(record);
       if (args.field === "command" && needsCaution(args.key)) ctx.confirmations.request(args.binding);
-      return {
-        result: {
-          needs_confirmation: true,
-          [args.field]: args.key,
-          message: `${what}: ${args.key}. Please confirm: ask the user, then call again with confirmed: true, the same ${args.field} and the same sandbox.`,
-          ...(args.description !== undefined ? { description: args.description } : {}),
-        },
-      };
+      return { result: needsConfirmation(args, what) };
     } else if (!ctx.confirmations.consume(record)) {
       throw new CodedError(
         "BLOCKED",
@@ -76,6 +73,15 @@ export async function guardSandbox(
     }
   }
   return { mode };
+}
+
+function needsConfirmation(args: { key: string; field: "command" | "prompt"; description?: string }, what: string, note = ""): ToolResult {
+  return {
+    needs_confirmation: true,
+    [args.field]: args.key,
+    message: `${note}${what}: ${args.key}. Please confirm: ask the user, then call again with confirmed: true, the same ${args.field} and the same sandbox.`,
+    ...(args.description !== undefined ? { description: args.description } : {}),
+  };
 }
 
 /** A looser sandbox for one call, as a person would read it. */
