@@ -37,7 +37,7 @@ export interface Kept {
 const kept = new Map<SandboxRun, Kept[]>();
 const VIEWS_PER_POLICY = 4;
 /** Names, in setns order: the user namespace must be entered first. */
-const KINDS = ["user", "mnt", "pid", "net"] as const;
+const KINDS = ["user", "mnt", "pid", "net", "ipc"] as const;
 
 /**
  * `run`'s kept sandbox for a command in `cwd`: the one in use, or a new one when none covers

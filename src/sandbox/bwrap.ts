@@ -64,7 +64,8 @@ function probeResult(path: string, trialCode: number | null, trialStderr: string
 function namespaceFlags(): string[] {
   // No --die-with-parent: a background task must outlive a crashed server or daemon, to be
   // recovered (SPEC §5); the watchdog and the group kill reach the namespace's init instead.
-  const flags = ["--unshare-pid", "--cap-drop", "ALL"];
+  // An IPC namespace of its own: SysV queues and shared memory outside are out of reach (SPEC §26).
+  const flags = ["--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL"];
   if (process.getuid?.() !== 0) flags.unshift("--unshare-user");
   return flags;
 }

@@ -5,7 +5,7 @@ export interface SandboxPolicy {
   writableRoots: string[]; // absolute, symlinks resolved, existing
   /** The writable roots that are a workspace (allowed paths, sandbox_writable): where git repositories are protected. */
   workspaceRoots: string[];
-  readOnlyUnderWritable: string[]; // `task`: the subagents' settings files (git files: git-guard.ts)
+  readOnlyUnderWritable: string[]; // control files (control-files.ts) and, for `task`, the subagents' settings (git files: git-guard.ts)
   denyRead: string[]; // secrets + agent-shell's state dir; absolute; may not exist
   network: boolean; // false → no network except loopback
   loopback: boolean;

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { expandHome } from "../config/expand-home.ts";
+import { controlFilesUnder } from "./control-files.ts";
 import type { SandboxPolicy } from "./policy.ts";
 
 /** Tool caches a build writes to; writable when they exist so builds keep working. */
@@ -81,7 +82,7 @@ export function buildPolicy(inputs: PolicyInputs): SandboxPolicy {
   const writableRoots = unique(wanted.map(existing).filter((p): p is string => p !== null && p !== "/"));
   const workspace = inputs.mode === "read-only" ? [] : [...inputs.allowedRoots, ...inputs.extraWritable.map(abs)];
   const workspaceRoots = unique(workspace.map(existing).filter((p): p is string => p !== null && p !== "/"));
-  const readOnlyUnderWritable = inputs.agent ? agentSettings(abs) : [];
+  const readOnlyUnderWritable = unique([...(inputs.agent ? agentSettings(abs) : []), ...controlFilesUnder(writableRoots, home)]);
   const secrets = [...SECRETS, ...AGENT_CREDENTIALS.filter(() => !inputs.agent)].map(abs).concat(secretsByPattern(abs));
   const denyRead = unique(secrets.concat(inputs.extraDenyRead.map(abs), inputs.stateDirs.map((d) => resolve(d))).map((p) => existing(p) ?? p));
   return { mode: inputs.mode, writableRoots, workspaceRoots, readOnlyUnderWritable, denyRead, network: inputs.network, loopback: inputs.loopback, allowUnixSockets: inputs.allowUnixSockets.map(abs) };

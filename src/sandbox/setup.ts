@@ -1,6 +1,7 @@
 import { keptSandboxCommand } from "./bwrap.ts";
 import { sandboxLevel, type LevelChoice } from "./index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
+import { controlFilesUnder } from "./control-files.ts";
 import { buildPolicy, type PolicyInputs, under } from "./roots.ts";
 
 /** Distinct policies kept (connections and CLI requests with roots of their own each make one). */
@@ -156,6 +157,7 @@ export class Sandbox {
     const choice = this.choice;
     const stateRoot = this.settings.stateRoot;
     const level = choice.level === "namespaces" ? "namespaces" : "landlock";
+    if (level === "landlock") refuseControlFilesInRoots(policy);
     return {
       policy,
       level,
@@ -165,4 +167,18 @@ export class Sandbox {
       },
     };
   }
+}
+
+/**
+ * Landlock cannot keep a file read-only inside a writable root, so a workspace root that holds
+ * one of the control files (SPEC §26: a home folder, a checkout holding agent-shell's binary)
+ * is refused at this level, naming them.
+ */
+function refuseControlFilesInRoots(policy: SandboxPolicy): void {
+  const inside = controlFilesUnder(policy.workspaceRoots, process.env.HOME ?? "/nonexistent");
+  if (inside.length === 0) return;
+  throw new SandboxUnavailableError(
+    `the Landlock sandbox level cannot keep these files read-only inside the writable root(s) ${policy.workspaceRoots.join(", ")}: ${inside.join(", ")}. ` +
+      `Start agent-shell in a project folder rather than the home folder (or one holding agent-shell's binary), or use a machine where bubblewrap can build namespaces.`,
+  );
 }

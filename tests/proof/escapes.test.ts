@@ -319,6 +319,59 @@ describe("the server acts on nothing a command planted (SPEC §26)", () => {
     proof("planted-links", 7, "forms=hook->file,hook->setuid,hooks->folder,config->file(+landlock)");
   });
 
+  test("with the home as the working directory, a command changes neither agent-shell's config, ~/.claude/settings.json nor ~/.bashrc, and the next server is still sandboxed; the Landlock level refuses that root", async () => {
+    const homeRoot = join(base, "home-root");
+    mkdirSync(join(homeRoot, ".claude"), { recursive: true });
+    writeFileSync(join(homeRoot, ".bashrc"), "# person's\n");
+    writeFileSync(join(homeRoot, ".claude", "settings.json"), "{}\n");
+    const env = { HOME: homeRoot, XDG_CONFIG_HOME: "" };
+    const inHome = await startServer({ cwd: homeRoot, env });
+    try {
+      const r = await insist(inHome, {
+        command: `mkdir -p .config/agent-shell; printf 'sandbox = "off"\n' > .config/agent-shell/config.toml; echo '{"hooks":{"SessionStart":[]}}' > .claude/settings.json; echo 'touch ${victim}/rc-ran' >> .bashrc; true`,
+      });
+      expect(r.sandbox).toBe("workspace-write");
+      expect(existsSync(join(homeRoot, ".config", "agent-shell", "config.toml"))).toBe(false);
+      expect(readFileSync(join(homeRoot, ".claude", "settings.json"), "utf8")).toBe("{}\n");
+      expect(readFileSync(join(homeRoot, ".bashrc"), "utf8")).toBe("# person's\n");
+      const ordinary = await inHome.call("bash", { command: "echo work > notes.txt && cat notes.txt" });
+      expect(ordinary.stdout).toBe("work\n");
+    } finally {
+      await inHome.close();
+    }
+    const next = await startServer({ cwd: homeRoot, env });
+    try {
+      expect((await next.call("bash", { command: "true" })).sandbox).toBe("workspace-write");
+    } finally {
+      await next.close();
+    }
+    const ll = await startServer({ cwd: homeRoot, env: { ...env, AGENT_SHELL_SANDBOX_LEVEL: "landlock" } });
+    try {
+      const refused = await ll.call("bash", { command: "echo planted >> .bashrc" });
+      expect(refused.error).toContain(".bashrc");
+      expect(readFileSync(join(homeRoot, ".bashrc"), "utf8")).toBe("# person's\n");
+    } finally {
+      await ll.close();
+    }
+    rmSync(homeRoot, { recursive: true, force: true });
+    proof("control-files", 4, "files=config.toml,claude-settings,bashrc(+landlock-refused)");
+  });
+
+  test("a SysV message queue made outside cannot be removed or seen from inside (namespaces level)", async () => {
+    const made = Bun.spawnSync(["ipcmk", "-Q"], { stdout: "pipe" });
+    expect(made.exitCode).toBe(0);
+    const id = /(\d+)\s*$/.exec(made.stdout.toString().trim())![1]!;
+    try {
+      const r = await s.call("bash", { command: `ipcrm -q ${id}; ipcs -q | grep -c '^0x' || true` });
+      expect(r.sandbox_level).toBe("namespaces");
+      expect(r.stdout.trim()).toBe("0");
+      expect(Bun.spawnSync(["ipcs", "-q", "-i", id]).exitCode).toBe(0); // still there outside
+    } finally {
+      Bun.spawnSync(["ipcrm", "-q", id]);
+    }
+    proof("sysv-ipc", 1, "forms=msgqueue");
+  });
+
   test("a hook and core.fsmonitor in a repository two levels below the root do not run when the person runs git there", async () => {
     mkdirSync(join(work, "sub"), { recursive: true });
     Bun.spawnSync(["git", "init", "-q", join(work, "sub", "inner")]);
