@@ -127,7 +127,7 @@ describe("workspace-write (the default) keeps writes inside the writable roots",
     expect(r.stdout + r.stderr).not.toContain("SECRET");
   });
 
-  test(".git/hooks and .git/config stay read-only under a writable root", async () => {
+  test(".git/hooks stays read-only under a writable root; .git/config is writable and what it would run is disarmed", async () => {
     mkdirSync(join(s.cwd, ".git", "hooks"), { recursive: true });
     writeFileSync(join(s.cwd, ".git", "config"), "[core]\n");
     // The server computes its policy when it starts: a fresh one sees this repository.
@@ -136,7 +136,8 @@ describe("workspace-write (the default) keeps writes inside the writable roots",
       const r = await t.call("bash", { command: "echo evil > .git/hooks/pre-commit; echo '[core] fsmonitor = evil' >> .git/config; echo ok > .git/other" });
       expect(r.stderr).toContain("Read-only file system");
       expect(existsSync(join(s.cwd, ".git", "hooks", "pre-commit"))).toBe(false);
-      expect(readFileSync(join(s.cwd, ".git", "config"), "utf8")).toBe("[core]\n");
+      expect(readFileSync(join(s.cwd, ".git", "config"), "utf8")).toBe("[core]\n[core]\n# disarmed by agent-shell (written by a sandboxed command):  fsmonitor = evil\n");
+      expect(r.git_disarmed).toEqual([expect.objectContaining({ repository: s.cwd, key: "core.fsmonitor", value: "evil" })]);
       expect(readFileSync(join(s.cwd, ".git", "other"), "utf8")).toBe("ok\n");
     } finally {
       await t.close();

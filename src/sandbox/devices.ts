@@ -20,9 +20,22 @@ const NODES: [name: string, major: number, minor: number][] = [
 ];
 const NOBODY = 65534;
 
+let hostDevices = false;
+
+/** Whether a root server's sandbox had to use the host's nodes (said in results and `sandbox check`, never silent). */
+export function usesHostDevices(): boolean {
+  return hostDevices;
+}
+
 /** [node made here, /dev path] pairs to bind over bwrap's, or [] when not needed or not possible. */
 export function ownDeviceNodes(stateRoot: string): [string, string][] {
   if (process.getuid?.() !== 0) return [];
+  const pairs = madeDeviceNodes(stateRoot);
+  hostDevices = pairs.length === 0;
+  return pairs;
+}
+
+function madeDeviceNodes(stateRoot: string): [string, string][] {
   const dir = join(stateRoot, "sandbox-dev");
   const pairs = NODES.map(([name]) => [join(dir, name), `/dev/${name}`] as [string, string]);
   if (NODES.every(([name, major, minor]) => intact(join(dir, name), major, minor))) return pairs;

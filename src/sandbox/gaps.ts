@@ -1,3 +1,4 @@
+import { usesHostDevices } from "./devices.ts";
 import type { SandboxLevel } from "./policy.ts";
 
 /**
@@ -6,11 +7,16 @@ import type { SandboxLevel } from "./policy.ts";
  */
 const LANDLOCK_GAPS = [
   "chmod/chown of files you own outside the writable roots are not prevented (Landlock has no right for them; for a root server that includes device nodes such as /dev/null)",
-  "git hooks and config under the writable roots are writable while a command runs; what it planted is disarmed when it ends",
+  "git hooks under the writable roots are writable while a command runs; a hook it changed is put back, and what it wrote in git's config that runs a program is disarmed as soon as it is written",
+  "SysV IPC (message queues, semaphores, shared memory) is the host's: a command can reach other processes' IPC objects",
   "a secret inside a writable root stays readable",
   "with the network off, loopback TCP is cut too",
 ];
 
+/** Said at the namespaces level when a root server could not make device nodes of the sandbox's own (devices.ts). */
+const HOST_DEVICES = "the sandbox uses the host's device nodes (/dev/null, /dev/zero, …): a root command could chmod them; agent-shell could not make nodes of its own here (mknod refused)";
+
 export function levelGaps(level: SandboxLevel | string | undefined): string[] {
-  return level === "landlock" ? LANDLOCK_GAPS : [];
+  if (level === "landlock") return LANDLOCK_GAPS;
+  return level === "namespaces" && usesHostDevices() ? [HOST_DEVICES] : [];
 }

@@ -157,7 +157,7 @@ export class Sandbox {
     const choice = this.choice;
     const stateRoot = this.settings.stateRoot;
     const level = choice.level === "namespaces" ? "namespaces" : "landlock";
-    if (level === "landlock") refuseControlFilesInRoots(policy);
+    if (level === "landlock") refuseControlFilesInRoots(policy, stateRoot);
     return {
       policy,
       level,
@@ -171,11 +171,13 @@ export class Sandbox {
 
 /**
  * Landlock cannot keep a file read-only inside a writable root, so a workspace root that holds
- * one of the control files (SPEC §26: a home folder, a checkout holding agent-shell's binary)
- * is refused at this level, naming them.
+ * one of the control files (SPEC §26: a home folder, a checkout holding agent-shell's binary),
+ * or agent-shell's state dir, is refused at this level, naming them.
  */
-function refuseControlFilesInRoots(policy: SandboxPolicy): void {
+function refuseControlFilesInRoots(policy: SandboxPolicy, stateRoot: string): void {
   const inside = controlFilesUnder(policy.workspaceRoots, process.env.HOME ?? "/nonexistent");
+  // The state dir too: other tasks' logs, and the spawn helper's copy (SPEC §26).
+  if (policy.workspaceRoots.some((root) => under(stateRoot, root))) inside.push(`${stateRoot} (agent-shell's state dir: set --state-dir outside)`);
   if (inside.length === 0) return;
   throw new SandboxUnavailableError(
     `the Landlock sandbox level cannot keep these files read-only inside the writable root(s) ${policy.workspaceRoots.join(", ")}: ${inside.join(", ")}. ` +
