@@ -8,6 +8,7 @@ import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
 import { PidsLimit } from "./pids-limit.ts";
 import { watchdog } from "./watchdog.ts";
+import { signalName } from "./signal-names.ts";
 import { type Kept, keptSandbox, namespacesOf } from "./kept-sandbox.ts";
 import { sendRequest, startHelper, type HelperPlan, type Restrictions, type StdioOptions } from "./spawn-helper/start.ts";
 
@@ -185,7 +186,7 @@ export abstract class LocalProcess {
     this.exited = proc.exited.then(() => {
       this.leaderExited = true;
       if (proc.lost) return { code: null, signal: null, lost: proc.lost };
-      return { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };
+      return { code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode === null ? null : signalName(proc.signalCode) };
     });
   }
 
