@@ -123,7 +123,7 @@ export class ToolHost {
     this.registry = new Registry({ taskTtlMs: config.task_ttl_seconds * 1000, maxFinishedTasks: config.max_finished_tasks, owner: this.owner });
     const sshOnly = Object.entries(config.hosts).filter(([, h]) => !usesFarAgent(h));
     this.sshHosts = new SshHosts(Object.fromEntries(sshOnly) as Record<string, SshTarget>, config.kill_grace_seconds);
-    this.farHosts = new FarHosts(config.hosts, config.kill_grace_seconds);
+    this.farHosts = new FarHosts(config.hosts, config);
     const streams = { bufferBytes: config.background_buffer_bytes, maxLogBytes: config.max_log_bytes, killGraceMs: config.kill_grace_seconds * 1000 };
     if (options.persist) recoverTasks(this.owner, this.registry, streams, (host) => this.sshHosts.runtime(host));
     const launcher = new Launcher(this.registry, this.owner, {
