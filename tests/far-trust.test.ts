@@ -153,7 +153,7 @@ describe("far-answers rules", () => {
   });
 
   test("escapeControls: keys and values, tabs and newlines kept", () => {
-    expect(escapeControls({ "a\x1bb": ["x\x9by", "t\tn\n", 3, null] })).toEqual({ "a\\u001bb": ["x\\u009by", "t\tn\n", 3, null] });
+    expect(escapeControls<unknown>({ "a\x1bb": ["x\x9by", "t\tn\n", 3, null] })).toEqual({ "a\\u001bb": ["x\\u009by", "t\tn\n", 3, null] });
   });
 
   test("RateCap: n a second, the rest counted", () => {
