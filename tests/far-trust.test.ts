@@ -11,6 +11,7 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { escapeControls, farDeadlineMs, RateCap } from "../src/host/far/far-answers.ts";
+import { launchScript, parseStatus } from "../src/runtime/far/agent-scripts.ts";
 import { runCli } from "./helpers/cli.ts";
 import { BINARY, startServer } from "./helpers/mcp.ts";
 import { version } from "../package.json";
@@ -142,8 +143,17 @@ describe("a far agent's answers are data", () => {
 });
 
 describe("far-answers rules", () => {
+  test("the launcher checks the hash before running anything, on our platform only; its status says what differs", () => {
+    const script = launchScript({ version: "1.0", cwd: "~", allow: [], sha256: "ab12", platform: { os: "Linux", arch: "x86_64" } });
+    expect(script.indexOf("sha256sum")).toBeLessThan(script.indexOf("--version"));
+    expect(script).toContain(`[ "$(uname -s) $(uname -m)" = 'Linux x86_64' ]`);
+    expect(launchScript({ version: "1.0", cwd: "~", allow: [] })).not.toContain("sha256sum"); // run from source: nothing to compare with
+    expect(parseStatus("agent-shell-far differs /h/.cache/agent-shell/1.0/agent-shell 0f0f")).toEqual({ kind: "differs", path: "/h/.cache/agent-shell/1.0/agent-shell", sha256: "0f0f" });
+  });
+
   test("deadlines: a call's own time limit plus the kill grace and a 10 s margin", () => {
     expect(farDeadlineMs("bash", { timeout_seconds: 120 }, 2)).toBe(132_000);
+    expect(farDeadlineMs("bash", { timeout_seconds: 120, run_in_background: true, ready_timeout_seconds: 300 }, 2)).toBe(312_000);
     expect(farDeadlineMs("task_output", { wait: true, timeout_seconds: 5 }, 2)).toBe(17_000);
     expect(farDeadlineMs("task_output", { wait: true }, 2)).toBe(42_000); // its default wait, 30 s
     expect(farDeadlineMs("task_output", {}, 2)).toBe(12_000);

@@ -220,10 +220,10 @@ export class Spool {
 
   /**
    * Removes the log file (the link itself, never what a link points to) and gives its bytes
-   * back to the budget; what memory holds stays readable, `error` says why the rest is gone.
-   * Returns the bytes freed.
+   * back to the budget; what memory holds stays readable, and `error` says `why` the rest is
+   * gone. Returns the bytes freed.
    */
-  discard(why: string): number {
+  discard(why?: string): number {
     this.close();
     const freed = this.written;
     if (this.created) {
@@ -236,7 +236,7 @@ export class Spool {
     this.budget?.release(freed);
     this.written = this.sized = 0;
     this.created = false;
-    if (freed > 0) this.error = why;
+    if (why && freed > 0) this.error = why;
     return freed;
   }
 

@@ -302,12 +302,12 @@ export class Task {
   }
 
   removeLogs(): void {
-    this.dropLogs("the task's logs were removed");
+    this.dropLogs();
     if (this.currentLogDir) rmSync(this.currentLogDir, { recursive: true, force: true });
   }
 
   /** Deletes the log files (meta.json stays), `why` becomes their spool_error; returns the bytes freed. */
-  dropLogs(why: string): number {
+  dropLogs(why?: string): number {
     return [this.stdout, this.stderr, this.rawOutput].reduce((freed, s) => freed + (s?.spool?.discard(why) ?? 0), 0);
   }
 

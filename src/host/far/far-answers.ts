@@ -16,13 +16,13 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * How long a call to a far agent may take before it fails (ms): its own time limit (bash's
- * timeout_seconds, task_output's wait, write_stdin's yield_ms; none for kill_shell and
- * task_list) plus the kill grace and a margin.
+ * timeout_seconds or readiness wait, task_output's wait, write_stdin's yield_ms; none for
+ * kill_shell and task_list) plus the kill grace and a margin.
  */
 export function farDeadlineMs(tool: string, args: Record<string, unknown>, killGraceSeconds: number): number {
   const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined);
   const own =
-    tool === "bash" ? (num(args.timeout_seconds) ?? 0)
+    tool === "bash" ? Math.max(num(args.timeout_seconds) ?? 0, num(args.ready_timeout_seconds) ?? 0)
     : tool === "task_output" && args.wait === true ? (num(args.timeout_seconds ?? args.timeout) ?? DEFAULT_WAIT_S)
     : tool === "write_stdin" ? (num(args.yield_ms) ?? 0) / 1000
     : 0;

@@ -32,14 +32,11 @@ export class FarHosts {
   /** The connections of SSH hosts with `agent = true` (their channel is the pipe). */
   private readonly sshConnections = new Map<string, SshConnection>();
   private readonly noticeCaps = new Map<string, RateCap>();
-  private readonly killGraceSeconds: number;
 
   constructor(
     private readonly hosts: Record<string, HostConfig>,
     private readonly limits: Pick<Config, "kill_grace_seconds" | "timeout_seconds">,
-  ) {
-    this.killGraceSeconds = limits.kill_grace_seconds;
-  }
+  ) {}
 
   isFar = (name: string): boolean => Object.hasOwn(this.hosts, name) && usesFarAgent(this.hosts[name]!);
 
@@ -49,7 +46,7 @@ export class FarHosts {
       const cfg = this.hosts[name]!;
       const ssh = () => {
         let conn = this.sshConnections.get(name);
-        if (!conn) this.sshConnections.set(name, (conn = new SshConnection(name, cfg as SshTarget, this.killGraceSeconds)));
+        if (!conn) this.sshConnections.set(name, (conn = new SshConnection(name, cfg as SshTarget, this.limits.kill_grace_seconds)));
         return conn;
       };
       link = new FarLink(name, cfg, ssh, (data) => this.notice(name, data));
@@ -93,7 +90,7 @@ export class FarHosts {
     // bash's time limit made explicit (ours, as for a local call), so the call's deadline is known.
     const timed = given.tool === "bash" && given.args.timeout_seconds === undefined ? { ...given.args, timeout_seconds: this.limits.timeout_seconds } : given.args;
     const route = { ...given, args: withFarHome(timed, link.home) };
-    hooks = { ...hooks, deadlineMs: farDeadlineMs(route.tool, route.args, this.killGraceSeconds) };
+    hooks = { ...hooks, deadlineMs: farDeadlineMs(route.tool, route.args, this.limits.kill_grace_seconds) };
     // Reads may be asked again (not only_new: its cursor may have moved on an answer we lost).
     const readOnly = route.tool === "task_list" || (route.tool === "task_output" && route.args.only_new !== true);
     try {
