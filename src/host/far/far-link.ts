@@ -101,9 +101,9 @@ export class FarLink {
       if (status.kind === "other") {
         throw this.error(`${status.path} there is agent-shell ${status.version}, not ${VERSION}: install agent-shell ${VERSION} there (or point agent_path at it)`);
       }
-      if (status.kind === "error") throw this.error(status.message);
+      if (status.kind === "error") throw this.error(escapeControls(status.message));
       if (status.kind === "differs") throw this.error(`${status.path} still has SHA-256 ${status.sha256}, not this agent-shell's, after copying it there: it was not run`);
-      throw this.error(status.kind === "unknown" ? `the far side answered '${status.line.slice(0, 200)}' instead of agent-shell's launcher` : "agent-shell is still missing after copying it");
+      throw this.error(status.kind === "unknown" ? `the far side answered '${escapeControls(status.line.slice(0, 200))}' instead of agent-shell's launcher` : "agent-shell is still missing after copying it");
     }
   }
 
