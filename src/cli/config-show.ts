@@ -3,6 +3,7 @@ import { configFlags, parseHostFlags } from "./host-options.ts";
 import { UsageError } from "./usage.ts";
 import { CONFIG_HELP } from "./host-help.ts";
 import { defaultStateDir } from "../background/state/state-dir.ts";
+import { defaultMaxStateBytes } from "../background/output/state-budget.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
 
 /** `agent-shell config show [--config FILE] [--json]`: every key, its value and its source. */
@@ -22,6 +23,7 @@ export async function configCommand(argv: string[]): Promise<number> {
   const shown: Record<string, unknown> = { ...config };
   // The state dir in use even when nothing sets it: the default.
   if (config.state_dir === undefined) shown.state_dir = defaultStateDir();
+  if (config.max_state_bytes === undefined) shown.max_state_bytes = defaultMaxStateBytes(String(shown.state_dir));
   if (config.sandbox === undefined) shown.sandbox = level.level ? "workspace-write" : `unavailable (running unsandboxed: ${level.missing})`;
   const extraRows: Array<[string, unknown, string]> = [["sandbox_level", level.level ?? "none", "detected"]];
   if (values.json) {

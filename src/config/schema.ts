@@ -56,6 +56,8 @@ export const ConfigSchema = z
     task_ttl_seconds: z.number().min(0).default(1800),
     max_finished_tasks: z.number().int().min(0).default(500),
     max_log_bytes: z.number().int().min(0).default(1024 * 1024 * 1024),
+    /** All task logs together (SPEC §26); unset: 10 GiB or a tenth of the free space at start, whichever is smaller. */
+    max_state_bytes: z.number().int().min(0).optional(),
     max_notifications: z.number().int().min(0).default(100),
     allowed_paths: z.array(z.string()).default([]),
     agent_command: z.array(z.string()).min(1).optional(),

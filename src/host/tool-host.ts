@@ -1,6 +1,7 @@
 import { realpathSync } from "node:fs";
 import { restartTask } from "../tools/services/restart-task.ts";
 import { resolve } from "node:path";
+import { defaultMaxStateBytes, StateBudget } from "../background/output/state-budget.ts";
 import { defaultStateDir, OwnerFolder, recoverTasks } from "../background/state/index.ts";
 import { Launcher, Registry, type Task } from "../background/tasks/index.ts";
 import { awaitOutputNews } from "../background/watch/index.ts";
@@ -123,8 +124,10 @@ export class ToolHost {
     this.registry = new Registry({ taskTtlMs: config.task_ttl_seconds * 1000, maxFinishedTasks: config.max_finished_tasks, owner: this.owner });
     const sshOnly = Object.entries(config.hosts).filter(([, h]) => !usesFarAgent(h));
     this.sshHosts = new SshHosts(Object.fromEntries(sshOnly) as Record<string, SshTarget>, config.kill_grace_seconds);
-    this.farHosts = new FarHosts(config.hosts, config.kill_grace_seconds);
-    const streams = { bufferBytes: config.background_buffer_bytes, maxLogBytes: config.max_log_bytes, killGraceMs: config.kill_grace_seconds * 1000 };
+    this.farHosts = new FarHosts(config.hosts, config);
+    const maxStateBytes = config.max_state_bytes ?? defaultMaxStateBytes(stateRoot);
+    const budget = new StateBudget(maxStateBytes, (bytes) => this.registry.freeLogSpace(bytes, maxStateBytes));
+    const streams = { bufferBytes: config.background_buffer_bytes, maxLogBytes: config.max_log_bytes, killGraceMs: config.kill_grace_seconds * 1000, budget };
     if (options.persist) recoverTasks(this.owner, this.registry, streams, (host) => this.sshHosts.runtime(host));
     const launcher = new Launcher(this.registry, this.owner, {
       ...streams,

@@ -302,10 +302,13 @@ export class Task {
   }
 
   removeLogs(): void {
-    this.stdout.spool?.close();
-    this.stderr.spool?.close();
-    this.rawOutput?.spool?.close();
+    this.dropLogs();
     if (this.currentLogDir) rmSync(this.currentLogDir, { recursive: true, force: true });
+  }
+
+  /** Deletes the log files (meta.json stays), `why` becomes their spool_error; returns the bytes freed. */
+  dropLogs(why?: string): number {
+    return [this.stdout, this.stderr, this.rawOutput].reduce((freed, s) => freed + (s?.spool?.discard(why) ?? 0), 0);
   }
 
   /** `exit_code` as results show it: the code, or -1 when a signal ended the task. */
