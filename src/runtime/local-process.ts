@@ -2,7 +2,7 @@ import { blockedOnInput } from "./input-blocked.ts";
 import { seccompProgram } from "../sandbox/seccomp/filter.ts";
 import { landlockRuleset } from "../sandbox/landlock/ruleset.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
-import { guardGit } from "../sandbox/git-watch.ts";
+import { guardPlants } from "../sandbox/plant-watch.ts";
 import { groupAlive, signalGroup } from "./process-group.ts";
 import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
@@ -123,15 +123,15 @@ export function releaseContainment(c: Containment): void {
 }
 
 /**
- * A sandboxed command's plants in git's control files are disarmed while it runs and when it
- * ends (sandbox/git-watch.ts), reported in `spec.gitReport`. The state they are compared with
+ * A sandboxed command's plants in git's control files and control files are undone while it
+ * runs and when it ends (sandbox/plant-watch.ts), reported in `spec.plantReport`. The state they are compared with
  * is taken now, before the command is sent off (a burst of starts keeps this process busy for
  * many milliseconds while commands run). Returns what ties the guard to the started process;
  * a command that never starts ends it at once.
  */
 export function gitPlantsUndo(spec: SpawnSpec): (proc: ChildProcess | null) => void {
   const run = spec.sandbox!;
-  const end = guardGit(run.policy, run.level, spec.gitReport ?? []);
+  const end = guardPlants(run.policy, run.level, spec.plantReport ?? { git: [], controls: [] });
   return (proc) => (proc ? void proc.exited.then(end, end) : end());
 }
 

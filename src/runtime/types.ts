@@ -1,4 +1,4 @@
-import type { GitDisarmed } from "../sandbox/git-guard.ts";
+import type { PlantReport } from "../sandbox/plant-watch.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 
 /**
@@ -25,8 +25,8 @@ export interface SpawnSpec {
   durable?: boolean;
   /** Run inside this OS sandbox (SPEC §11); local runtimes only. */
   sandbox?: SandboxRun;
-  /** Where a sandboxed command's disarmed git settings and hooks are reported (SPEC §25), as they are found. */
-  gitReport?: GitDisarmed[];
+  /** Where what a sandboxed command planted and was undone is reported (SPEC §25, §26), as it is found. */
+  plantReport?: PlantReport;
 }
 
 export interface ExitStatus {

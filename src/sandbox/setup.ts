@@ -1,7 +1,6 @@
 import { keptSandboxCommand } from "./bwrap.ts";
 import { sandboxLevel, type LevelChoice } from "./index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
-import { controlFilesUnder } from "./control-files.ts";
 import { buildPolicy, type PolicyInputs, under } from "./roots.ts";
 
 /** Distinct policies kept (connections and CLI requests with roots of their own each make one). */
@@ -157,7 +156,6 @@ export class Sandbox {
     const choice = this.choice;
     const stateRoot = this.settings.stateRoot;
     const level = choice.level === "namespaces" ? "namespaces" : "landlock";
-    if (level === "landlock") refuseControlFilesInRoots(policy, stateRoot);
     return {
       policy,
       level,
@@ -169,18 +167,3 @@ export class Sandbox {
   }
 }
 
-/**
- * Landlock cannot keep a file read-only inside a writable root, so a workspace root that holds
- * one of the control files (SPEC §26: a home folder, a checkout holding agent-shell's binary),
- * or agent-shell's state dir, is refused at this level, naming them.
- */
-function refuseControlFilesInRoots(policy: SandboxPolicy, stateRoot: string): void {
-  const inside = controlFilesUnder(policy.workspaceRoots, process.env.HOME ?? "/nonexistent");
-  // The state dir too: other tasks' logs, and the spawn helper's copy (SPEC §26).
-  if (policy.workspaceRoots.some((root) => under(stateRoot, root))) inside.push(`${stateRoot} (agent-shell's state dir: set --state-dir outside)`);
-  if (inside.length === 0) return;
-  throw new SandboxUnavailableError(
-    `the Landlock sandbox level cannot keep these files read-only inside the writable root(s) ${policy.workspaceRoots.join(", ")}: ${inside.join(", ")}. ` +
-      `Start agent-shell in a project folder rather than the home folder (or one holding agent-shell's binary), or use a machine where bubblewrap can build namespaces.`,
-  );
-}

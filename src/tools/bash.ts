@@ -169,7 +169,7 @@ export const bashTool = defineTool({
         tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
         durable: background,
         sandbox: contained.run,
-        gitReport: contained.report.gitDisarmed,
+        plantReport: contained.report.planted,
       },
     };
     const startFailed = (e: unknown): never => {

@@ -38,6 +38,7 @@ function build() {
       .array(z.looseObject({ repository: z.string(), key: z.string(), value: z.string(), restore: z.string() }))
       .optional()
       .describe("git settings or hooks the command wrote that would run a program outside the sandbox, disarmed; `restore` is the line a person runs to keep one."),
+    control_files_restored: z.array(z.string()).optional().describe("Control files (shell startup files, harness settings, agent-shell's config) the command made or changed, put back as they were."),
   };
 
   /** A stream's text as results show it, with its truncation and log-file fields. */

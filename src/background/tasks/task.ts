@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import type { ExitStatus, ProcessHandle } from "../../runtime/types.ts";
-import type { GitDisarmed } from "../../sandbox/git-guard.ts";
+import type { PlantReport } from "../../sandbox/plant-watch.ts";
 import { Collector } from "../output/collector.ts";
 import { terminateGroup } from "./killer.ts";
 import { within } from "../../first-of.ts";
@@ -50,8 +50,8 @@ export interface TaskSandbox {
   /** Writable roots of the policy, to tell a denial outside them from any other failure. */
   writableRoots?: string[];
   network?: boolean;
-  /** What the git guard disarmed of the command's plants (SPEC §25), filled as it is found. */
-  gitDisarmed?: GitDisarmed[];
+  /** What was undone of the command's plants (SPEC §25, §26), filled as it is found. */
+  planted?: PlantReport;
 }
 
 /**

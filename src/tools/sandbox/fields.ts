@@ -22,7 +22,8 @@ export function sandboxFields(task: Task): Record<string, unknown> {
   if (sb.level) fields.sandbox_level = sb.level;
   const gaps = levelGaps(sb.level);
   if (gaps.length) fields.sandbox_notes = [...gaps]; // results are the caller's (a library user may change them)
-  if (sb.gitDisarmed?.length) fields.git_disarmed = sb.gitDisarmed.map((d) => ({ ...d }));
+  if (sb.planted?.git.length) fields.git_disarmed = sb.planted.git.map((d) => ({ ...d }));
+  if (sb.planted?.controls.length) fields.control_files_restored = [...new Set(sb.planted.controls)];
   const failed = task.exit !== null && (task.exit.code !== 0 || task.exit.signal !== null);
   if (failed && sb.writableRoots) {
     const denied = deniedOf(task, sb.writableRoots, sb.network !== false);

@@ -13,7 +13,7 @@ export const sandboxParameter = () => z.enum(SANDBOX_MODES).optional().describe(
 export function callSandbox(ctx: ToolContext, mode: SandboxMode, cwd: string, opts: { agent?: boolean } = {}): CallSandbox {
   const call = ctx.sandbox.forCall(mode, { ...opts, cwd, roots: ctx.allowedRoots });
   const report: TaskSandbox = { mode: call.label, ...(call.level ? { level: call.level } : {}) };
-  if (call.run) Object.assign(report, { writableRoots: call.run.policy.writableRoots, network: call.run.policy.network, gitDisarmed: [] });
+  if (call.run) Object.assign(report, { writableRoots: call.run.policy.writableRoots, network: call.run.policy.network, planted: { git: [], controls: [] } });
   return { run: call.run, report };
 }
 
