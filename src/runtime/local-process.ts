@@ -3,7 +3,8 @@ import { seccompProgram } from "../sandbox/seccomp/filter.ts";
 import { landlockRuleset } from "../sandbox/landlock/ruleset.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 import { guardGit } from "../sandbox/git-watch.ts";
-import { groupAlive, signalGroup } from "./process-group.ts";
+import { groupAlive, liveMembers, signalGroup } from "./process-group.ts";
+import { sandboxPidOf } from "./process-info.ts";
 import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
 import { PidsLimit } from "./pids-limit.ts";
@@ -218,6 +219,20 @@ export abstract class LocalProcess {
     this.emptied = true;
     this.cgroup.release(true); // empty: nothing of the task is left
     return false;
+  }
+
+  members(): number[] {
+    if (this.cgroup) return this.cgroup.members();
+    // Its own pid namespace ended with its init: nothing outlives the leader there.
+    if (this.ownPidNamespace) return [];
+    return liveMembers(this.pgid).map((p) => p.pid);
+  }
+
+  private innerPid: number | null | undefined;
+  get sandboxPid(): number | null {
+    // Read while the leader lives (its pid is not reused), once.
+    if (this.innerPid === undefined && !this.leaderExited) this.innerPid = sandboxPidOf(this.pid);
+    return this.innerPid ?? null;
   }
 
   blockedOnInput(): boolean | null {
