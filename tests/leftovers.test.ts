@@ -7,6 +7,8 @@
  * command reaches the task.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 
@@ -91,6 +93,23 @@ describe("foreground_leftovers = adopt (the default)", () => {
     expect(done.exit_code).toBe(3);
     expect(done.stdout).toBe("later\n"); // what the result showed counts as read
     expect((await s.call("task_output", { task_id: r.left_running.task_id })).stdout).toBe("now\nlater\n");
+  });
+
+  test("what it left running stays guarded: a git plant it makes after the call returned is disarmed and reported by its task", async () => {
+    const repo = join(s.cwd, "repo");
+    mkdirSync(repo);
+    expect(Bun.spawnSync(["git", "init", "-q", repo]).exitCode).toBe(0);
+    const go = join(repo, "go");
+    const r = await s.call("bash", {
+      command: `(while [ ! -e go ]; do sleep 0.05; done; git config core.fsmonitor 'touch planted; false') & echo bye`,
+      working_directory: repo,
+    });
+    expect(r.stdout).toBe("bye\n");
+    writeFileSync(go, ""); // now the leftover writes the key
+    const done = await s.call("task_output", { task_id: r.left_running.task_id, wait: true, timeout: 10 });
+    expect(done.status).toBe("completed");
+    expect(done.git_disarmed.map((d: { key: string }) => d.key)).toEqual(["core.fsmonitor"]);
+    expect(Bun.spawnSync(["git", "-C", repo, "config", "core.fsmonitor"]).exitCode).not.toBe(0);
   });
 
   test("a command that leaves nothing running has no left_running", async () => {

@@ -29,31 +29,40 @@ export function sandboxPidOf(pid: number): number | null {
   return Number.isInteger(inner) && inner > 0 && inner !== pid ? inner : null;
 }
 
-/**
- * A live process's command line as one string (arguments joined by spaces), or its name in
- * brackets while it has none to read (in the middle of an exec); null when it is gone or a zombie.
- */
+/** A process caught in the middle of an exec has no arguments to read for a moment: looked at again this often, this many times. */
+const EXEC_RETRY_MS = 2;
+const EXEC_RETRIES = 5;
+
+/** A live process's command line (arguments joined by spaces), "" while it has none to read (in an exec), null when it is gone or a zombie. */
 function commandLineOf(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
     const state = stat[stat.lastIndexOf(")") + 2];
     if (state === "Z" || state === "X") return null;
-    const args = readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0").filter(Boolean).join(" ");
-    return args || `[${stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))}]`;
+    return readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0").filter(Boolean).join(" ");
   } catch {
     return null;
   }
 }
 
 /** The processes of `pids` still there, with their command lines (and inner pids, where they differ). */
-export function describeProcesses(pids: number[]): ProcessList {
+export async function describeProcesses(pids: number[]): Promise<ProcessList> {
+  const commands = new Map<number, string>();
+  for (let attempt = 0; ; attempt++) {
+    for (const pid of pids) {
+      if (commands.get(pid)) continue;
+      const command = commandLineOf(pid);
+      if (command === null) commands.delete(pid);
+      else commands.set(pid, command);
+    }
+    if (attempt === EXEC_RETRIES || [...commands.values()].every(Boolean)) break;
+    await Bun.sleep(EXEC_RETRY_MS);
+  }
   const list: ProcessList = { pids: [], commands: [] };
   const inner: number[] = [];
-  for (const pid of pids) {
-    const command = commandLineOf(pid);
-    if (command === null) continue;
+  for (const [pid, command] of commands) {
     list.pids.push(pid);
-    list.commands.push(command);
+    list.commands.push(command || `[pid ${pid}]`);
     inner.push(sandboxPidOf(pid) ?? pid);
   }
   if (inner.some((p, i) => p !== list.pids[i])) list.sandbox_pids = inner;

@@ -59,15 +59,20 @@ export async function runForeground(
   let leftovers: ProcessList | undefined;
   // Only while the call waits: a timeout or a cancellation ends everything (kill-on-drop).
   listeners.push((settle) => {
-    task.onLeftovers = (pids) => {
-      const found = describeProcesses(pids);
-      if (found.pids.length === 0) return false;
+    let waiting = true;
+    task.onLeftovers = async (pids) => {
+      const found = await describeProcesses(pids);
+      // Timed out or cancelled meanwhile: everything ends.
+      if (!waiting || found.pids.length === 0) return false;
       leftovers = found;
       if (opts.leftovers !== "adopt") return false;
       settle("left_running");
       return true;
     };
-    return () => (task.onLeftovers = null);
+    return () => {
+      waiting = false;
+      task.onLeftovers = null;
+    };
   });
   let outcome: ForegroundOutcome;
   try {

@@ -21,7 +21,7 @@ const LEFTOVERS_POLL_MS = 250;
  * Told the pids of what the leader left running when it exited; true keeps them: the task
  * runs on until they end (SPEC §25), false ends them.
  */
-export type LeftoversHook = (pids: number[]) => boolean;
+export type LeftoversHook = (pids: number[]) => Promise<boolean>;
 
 /** What a task is: fixed at launch (or read back from meta.json), never changed. */
 export interface TaskInfo {
@@ -259,7 +259,7 @@ export class Task {
     // while they do), else terminated. Nothing is left running without a task holding it.
     if (!collectors.every((c) => c.eof)) await within(drained, DRAIN_AFTER_EXIT_MS);
     if (await handle.groupAlive()) {
-      const kept = !this.killRequested && this.onLeftovers !== null && handle.members !== undefined && this.onLeftovers(handle.members());
+      const kept = !this.killRequested && this.onLeftovers !== null && handle.members !== undefined && (await this.onLeftovers(handle.members()));
       if (kept) await this.leftoversGone(handle);
       if (await handle.groupAlive()) await within(this.killGroup(), DRAIN_AFTER_KILL_MS);
     }
