@@ -119,10 +119,10 @@ export const bashTool = defineTool({
   title: "Run a shell command",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   description:
-    "Run a bash command in an OS sandbox (writes only in workspace, temp, caches); a timeout kills all it started. Lon" +
+    "Run a command in an OS sandbox (writes only in workspace, temp, caches); a timeout kills all it started. Lon" +
     "g output keeps errors, tail and head; each omission is one '[… N lines truncated (bytes A-B of T total) …]' line: task_o" +
     "utput {task_id: output_task_id, stream, offset: A, length: B-A} reads it. Destructive commands ask the user or return n" +
-    "eeds_confirmation (repeat with confirmed: true once they agree). Returns: {command, exit_code, stdout, stderr, succ" +
+    "eeds_confirmation (repeat with confirmed: true once approved). Returns: {command, exit_code, stdout, stderr, succ" +
     "ess, duration_ms, sandbox, description?, output_task_id?, git_disarmed?, left_running?, left_running_killed?} | {task_id, status, pid} | {needs_confirmation, message}",
   schema,
   result: resultSchema,
