@@ -37,9 +37,9 @@ export function exitStatusFields(exit: ExitStatus): { exit_code: number; signal?
 }
 
 /** `pid`, and `sandbox_pid` where commands in its sandbox know the task by another pid (SPEC §25). */
-export function pidFields(task: Task): { pid: number | null; sandbox_pid?: number } {
+export function pidFields(task: Task): { pid?: number; sandbox_pid?: number } {
   const inner = task.sandboxPid;
-  return inner !== null ? { pid: task.pid ?? null, sandbox_pid: inner } : { pid: task.pid ?? null };
+  return inner !== null ? { pid: task.pid, sandbox_pid: inner } : { pid: task.pid };
 }
 
 /** `screen` of a tty task, and `waiting_for_input` + `prompt` while it waits at a prompt. */
