@@ -112,6 +112,19 @@ describe("foreground_leftovers = adopt (the default)", () => {
     expect(Bun.spawnSync(["git", "-C", repo, "config", "core.fsmonitor"]).exitCode).not.toBe(0);
   });
 
+  test("the server's shutdown ends what a call left running, as every task", async () => {
+    const t = await startServer();
+    const m = uniqueSleep(313);
+    try {
+      const r = await t.call("bash", { command: `setsid sleep ${m} >/dev/null 2>&1 & echo started` });
+      expect(r.left_running.task_id).toMatch(/^bg-\d+$/);
+      expect(processesMatching(`sleep ${m}`).length).toBeGreaterThan(0);
+    } finally {
+      await t.close();
+    }
+    expect(await waitNoProcess(`sleep ${m}`, 3000)).toEqual([]);
+  });
+
   test("a command that leaves nothing running has no left_running", async () => {
     const r = await s.call("bash", { command: "sleep 0.01 & wait; echo ok" });
     expect(r.stdout).toBe("ok\n");
