@@ -46,6 +46,8 @@ export type HostConfig = z.infer<typeof HostSchema>;
 export const ConfigSchema = z
   .object({
     timeout_seconds: z.number().int().min(1).default(120),
+    /** What a foreground command leaves running when it exits (SPEC §25): kept as a background task, or ended. */
+    foreground_leftovers: z.enum(["adopt", "kill"]).default("adopt"),
     task_timeout_seconds: z.number().int().min(1).default(1800),
     /** What a model reads (SPEC §15): output budget of a result (stdout + stderr together), shaping, agent-aware children. */
     max_output_bytes: z.number().int().min(1000).max(2_500_000).default(8000),

@@ -63,6 +63,10 @@ export interface ProcessHandle {
    * event after which it is likely gone (its output closed), to look at once then.
    */
   whenGone?(ms: number, hint?: Promise<unknown>): Promise<boolean>;
+  /** The pids of the task's live processes (what its leader left running, once it has exited); absent where they cannot be listed. */
+  members?(): number[];
+  /** The leader's pid as commands in its sandbox see it (its pid namespace), when that differs from `pid`. */
+  readonly sandboxPid?: number | null;
   /** A runtime's remark about a running process (e.g. its connection is being re-established). */
   readonly note?: string | null;
   /** What the runtime needs to re-attach to this process after a restart (remote background tasks). */
