@@ -106,6 +106,8 @@ export class ToolHost {
   private readonly persistent: boolean;
   /** Whether prepare() has run. */
   private prepared = false;
+  /** Callers already told the sandbox's notes (withSandboxNotes). */
+  private readonly notesSaid = new WeakSet<object>();
   /** The result of each call run as an MCP task, by its task (gone with the task). */
   private readonly callResults = new WeakMap<Task, { result: Promise<ToolResult>; settled: boolean }>();
 
@@ -194,11 +196,28 @@ export class ToolHost {
    * CodedError thrown anywhere below, or anything unexpected — becomes the SPEC's error shape.
    */
   async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolResult> {
+    const caller = options.confirmations ?? this.base.confirmations;
     try {
-      return capResultSize(withoutNulls(await this.run(name, args, options)));
+      return capResultSize(withoutNulls(this.withSandboxNotes(await this.run(name, args, options), caller)));
     } catch (e) {
-      return capResultSize(withoutNulls(errorShape(e, name)));
+      return capResultSize(withoutNulls(this.withSandboxNotes(errorShape(e, name), caller)));
     }
+  }
+
+  /**
+   * The sandbox's notes (what its level cannot hold, config not in force) go on a caller's
+   * first result that says a sandbox level, not on every one (SPEC §25). A caller is known
+   * by its pending confirmations: one per MCP connection (createMcpServer), else the host's.
+   */
+  private withSandboxNotes(result: ToolResult, caller: object): ToolResult {
+    if (this.notesSaid.has(caller)) return result;
+    const context = result.context as Record<string, unknown> | undefined;
+    const where = typeof result.sandbox_level === "string" ? result : typeof context?.sandbox_level === "string" ? context : null;
+    if (!where) return result;
+    this.notesSaid.add(caller);
+    const notes = this.sandbox.notes(where.sandbox_level as string);
+    if (notes.length) where.sandbox_notes = notes;
+    return result;
   }
 
   private run(name: string, args: unknown, options: CallOptions): Promise<ToolResult> {

@@ -11,7 +11,7 @@ const LANDLOCK_GAPS = [
   "SysV IPC (message queues, semaphores, shared memory) is the host's: a command can reach other processes' IPC objects",
   "control files inside a writable root (shell startup files, harness settings, agent-shell's config: a home folder as the working directory) are writable while a command runs; a changed one is put back as it was, as soon as it changes and when the command ends",
   "agent-shell's state dir inside a writable root stays readable and writable (the spawn helper is run only after its bytes are checked)",
-  "a secret inside a writable root stays readable",
+  "a secret inside a writable root stays readable; a hidden folder shows its entries' names (not their contents)",
   "with the network off, loopback TCP is cut too",
 ];
 
