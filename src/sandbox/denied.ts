@@ -95,7 +95,7 @@ export function detectSandboxDenied(input: DeniedInput): SandboxDenied | null {
     if (PRIVILEGE_ERROR.test(line)) note("privilege");
     else if (SOCKET_ERROR.test(line)) {
       note("socket");
-      for (const p of socketPaths(line)) note("socket", p);
+      for (const m of line.matchAll(ABSOLUTE)) note("socket", resolve(m[1]!));
     } else if (FS_ERROR.test(line) || ENOENT_CREATING.test(line)) {
       const quoted = [...line.matchAll(QUOTED)].map((m) => m[1]!);
       const paths = quoted.length ? quoted : [...line.matchAll(ABSOLUTE)].map((m) => m[1]!);

@@ -115,10 +115,10 @@ export function makeWritableHomes(extraWritable: string[], home = process.env.HO
 /** `dir` and its missing parents, made with `owner`; null when it exists now (a file counts), else why not. */
 function makeDir(dir: string, owner: { uid: number; gid: number } | null): string | null {
   if (existsSync(dir)) return null;
-  const missing: string[] = [];
-  for (let p = dir; !lstatSync(p, { throwIfNoEntry: false }); p = dirname(p)) missing.unshift(p);
-  if (!missing.length) return "a symlink to nothing";
   try {
+    const missing: string[] = [];
+    for (let p = dir; !lstatSync(p, { throwIfNoEntry: false }); p = dirname(p)) missing.unshift(p);
+    if (!missing.length) return "a symlink to nothing";
     for (const p of missing) {
       mkdirSync(p);
       if (owner) chownSync(p, owner.uid, owner.gid);

@@ -50,7 +50,7 @@ export const taskTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   description:
     "Run a subagent CLI (agent_command, else claude, codex, gemini or clemini) on `prompt`, in the sandbox. Returns: {status:" +
-    " 'completed'|'failed', exit_code, stdout, stderr, sandbox, sandbox_denied?, output_task_id?} | {task_id, status, prompt}",
+    " 'completed'|'failed', exit_code, stdout, stderr, sandbox, output_task_id?} | {task_id, status, prompt}",
   schema,
   result: resultSchema,
   taskSupport: "optional",
