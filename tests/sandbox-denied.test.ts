@@ -1,6 +1,6 @@
 /** The pure detection behind `sandbox_denied {kind, paths, hint}` (SPEC §11, §25): table-driven. */
 import { describe, expect, test } from "bun:test";
-import { detectSandboxDenied, type DeniedInput } from "../src/sandbox/denied.ts";
+import { detectSandboxDenied, type DeniedInput, type DeniedKind } from "../src/sandbox/denied.ts";
 
 const base = { cwd: "/work/p", writableRoots: ["/work/p", "/tmp"], network: true };
 const paths = (output: string, extra: Partial<typeof base> = {}) => detectSandboxDenied({ ...base, ...extra, output })?.paths ?? null;
@@ -54,7 +54,7 @@ describe("the kind of each refusal, with its own hint", () => {
     const r = detectSandboxDenied({ ...input, ...extra, output });
     return r && { kind: r.kind, paths: r.paths };
   };
-  const cases: Array<[string, string, Partial<DeniedInput>, { kind: string; paths: string[] }]> = [
+  const cases: Array<[string, string, Partial<DeniedInput>, { kind: DeniedKind; paths: string[] }]> = [
     ["EROFS", "touch: cannot touch '/usr/x': Read-only file system", {}, { kind: "write", paths: ["/usr/x"] }],
     ["EBUSY", "rm: cannot remove '/etc/hosts': Device or resource busy", {}, { kind: "write", paths: ["/etc/hosts"] }],
     ["ENOENT from a read-only parent (npm -g)", "npm error enoent ENOENT: no such file or directory, mkdir '/usr/lib/node_modules/left-pad'", {}, { kind: "write", paths: ["/usr/lib/node_modules/left-pad"] }],

@@ -2,8 +2,9 @@ import { usesHostDevices } from "./devices.ts";
 import type { SandboxLevel } from "./policy.ts";
 
 /**
- * What a level cannot hold of SPEC §20, said in `sandbox check` and in every result at that
- * level (`sandbox_notes`): never a silent gap. The namespaces level holds all of it.
+ * What a level cannot hold of SPEC §20, said in `sandbox check`, the initialize instructions
+ * and a connection's first result at that level (`sandbox_notes`): never a silent gap. The
+ * namespaces level holds all of it.
  */
 const LANDLOCK_GAPS = [
   "chmod/chown of files you own outside the writable roots are not prevented (Landlock has no right for them; for a root server that includes device nodes such as /dev/null)",
