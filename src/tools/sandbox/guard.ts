@@ -9,7 +9,7 @@ import type { SandboxRun } from "../../sandbox/setup.ts";
 import { CodedError, type ToolResult } from "../../errors.ts";
 import type { ToolContext } from "../types.ts";
 
-export const sandboxParameter = () => z.enum(SANDBOX_MODES).optional().describe("Looser than the server's asks first.");
+export const sandboxParameter = () => z.enum(SANDBOX_MODES).optional().describe("Looser modes ask first.");
 
 /** The containment of a call whose mode was settled by guardSandbox, in its validated `cwd`. */
 export function callSandbox(ctx: ToolContext, mode: SandboxMode, cwd: string, opts: { agent?: boolean } = {}): CallSandbox {
