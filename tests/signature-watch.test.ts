@@ -61,18 +61,19 @@ describe("the signature under watch", () => {
     expect(look()).not.toBe(first);
   });
 
-  test("a repository made in a subfolder, its config replaced, and .git moved aside and made anew: each seen", () => {
+  test("a repository made in a subfolder (its hooks held read-only), and .git moved aside and made anew: each seen", () => {
     const { workspace, look } = setup();
     const before = look();
     mkdirSync(join(workspace, "sub", ".git", "hooks"), { recursive: true });
     writeFileSync(join(workspace, "sub", ".git", "HEAD"), "ref: refs/heads/main\n");
     const nested = look();
     expect(nested).not.toBe(before);
-    expect(nested).toContain(join(workspace, "sub", ".git"));
+    expect(nested).toContain(join(workspace, "sub", ".git", "hooks"));
+    // .git/config is writable (what it would run is disarmed instead): not part of the look.
     writeFileSync(join(workspace, "sub", ".git", "config.lock"), "[core]\n");
     renameSync(join(workspace, "sub", ".git", "config.lock"), join(workspace, "sub", ".git", "config"));
     const configured = look();
-    expect(configured).toContain(join(workspace, "sub", ".git", "config"));
+    expect(configured).not.toContain(join(workspace, "sub", ".git", "config="));
     renameSync(join(workspace, ".git"), join(workspace, "old-git"));
     mkdirSync(join(workspace, ".git"));
     expect(look()).not.toBe(configured);
