@@ -4,6 +4,7 @@ import { UsageError } from "./usage.ts";
 import { CONFIG_HELP } from "./host-help.ts";
 import { defaultStateDir } from "../background/state/state-dir.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
+import { takeShellSnapshot } from "../runtime/shell-snapshot.ts";
 
 /** `agent-shell config show [--config FILE] [--json]`: every key, its value and its source. */
 export async function configCommand(argv: string[]): Promise<number> {
@@ -24,6 +25,12 @@ export async function configCommand(argv: string[]): Promise<number> {
   if (config.state_dir === undefined) shown.state_dir = defaultStateDir();
   if (config.sandbox === undefined) shown.sandbox = level.level ? "workspace-write" : `unavailable (running unsandboxed: ${level.missing})`;
   const extraRows: Array<[string, unknown, string]> = [["sandbox_level", level.level ?? "none", "detected"]];
+  // What commands start from: the user's shell, or why not (SPEC §23).
+  if (config.shell_snapshot) {
+    const shell = await takeShellSnapshot();
+    const held = `${Object.keys(shell.env).length} variables, ${shell.aliases.length} aliases, ${shell.functions.length} functions`;
+    extraRows.push(["shell", shell.failure ? `${shell.shell}: not captured (${shell.failure}); commands start from the server's environment` : `${shell.shell}: ${held} (${shell.tookMs} ms)`, "detected"]);
+  }
   if (values.json) {
     const out = Object.fromEntries([
       ...keys.map((k) => [k, { value: shown[k] ?? null, source: sources[k] }]),

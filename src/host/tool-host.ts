@@ -17,6 +17,8 @@ import { splitId } from "./far/task-ids.ts";
 import { type GroupRead, readAcrossHosts } from "./far/across-hosts.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
 import { closeSpawners, warmSpawner } from "../runtime/served-spawn.ts";
+import { userShell } from "../runtime/shell-snapshot.ts";
+import { Sessions } from "./sessions.ts";
 import { closeKeptSandboxes, keepSandboxesForTasks } from "../runtime/kept-sandbox.ts";
 import { configureHelper } from "../runtime/spawn-helper/helper-binary.ts";
 import { TaskCgroup } from "../runtime/task-cgroup.ts";
@@ -57,6 +59,8 @@ export interface CallOptions {
   confirmations?: PendingConfirmations;
   /** Who confirms this caller's calls (an MCP connection's person, SPEC §19); the host's policy when absent. */
   confirmationPolicy?: ConfirmationPolicy;
+  /** When (Date.now() ms) the caller gives up waiting (its client's tool timeout, SPEC §23). */
+  answerBy?: number;
   /** Where this caller may run commands (a daemon connection's); the host's cwd and roots when absent. */
   scope?: CallScope;
 }
@@ -144,6 +148,8 @@ export class ToolHost {
       sandbox: this.sandbox,
       sandboxMode: this.sandbox.mode,
       confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },
+      userShell: () => (config.shell_snapshot ? userShell() : Promise.resolve(null)),
+      sessions: new Sessions(),
     };
     openHosts++;
     // A persistent registry recovers running tasks: everything is ready before it serves.
@@ -163,6 +169,8 @@ export class ToolHost {
     watchdog();
     TaskCgroup.configure({ persistent: this.persistent });
     PidsLimit.configure({ maxProcesses: this.config.max_processes, persistent: this.persistent });
+    // The user's shell starts now, off the first call's path (it may take a while: rc files).
+    if (this.config.shell_snapshot) void userShell();
   }
 
   /**
@@ -237,6 +245,7 @@ export class ToolHost {
       signal,
       progress: options.progress,
       onTask: options.onTask,
+      answerBy: options.answerBy,
       confirmations: options.confirmations ?? this.base.confirmations,
       confirmationPolicy: options.confirmationPolicy ?? this.base.confirmationPolicy,
     };
@@ -372,6 +381,7 @@ export class ToolHost {
       await this.sshHosts.close();
       await this.farHosts.close();
       closeSpawners();
+      this.base.sessions.close();
       closeKeptSandboxes({ kill: !this.owner.persistent });
       this.owner.close();
       if (--openHosts === 0) watchdogClosedCleanly();

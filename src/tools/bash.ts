@@ -3,6 +3,11 @@ import { runForeground } from "../background/tasks/index.ts";
 import { onWaitingForInput, startProgress } from "../background/watch/index.ts";
 import { asCodedError, CodedError, invalidArgument } from "../errors.ts";
 import { AGENT_ENV, childEnv, remoteEnv } from "../runtime/env.ts";
+import { snapshotNote } from "../runtime/shell-snapshot.ts";
+import { preludeFile, SESSION_OUT } from "../runtime/shell-prelude.ts";
+import type { SessionCall } from "../host/sessions.ts";
+import { handOver, keepsRunningNote } from "./answer-by.ts";
+import type { ToolContext } from "./types.ts";
 import { confirmCommand } from "../safety/command-guard.ts";
 import { requestBinding } from "../safety/confirmations.ts";
 import { checkWorkingDirectory } from "../safety/paths.ts";
@@ -52,6 +57,11 @@ const schema = () =>
         .default(false)
         .describe("Return a task_id at once (default: false)."),
       env: envSchema().optional().describe("Extra variables."),
+      session: z
+        .string()
+        .regex(/^[\w.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'")
+        .optional()
+        .describe("Session name: its directory and exports carry to its next call."),
       stdin: z.string().optional().describe("Text for stdin."),
       host: z
         .string()
@@ -83,6 +93,7 @@ function resultSchema(): z.ZodType {
     duration_ms: z.number(),
     description: z.string().optional(),
     screen: z.string().optional(),
+    notes: z.array(z.string()).optional(),
     ...sandboxShape,
   });
 
@@ -98,6 +109,7 @@ function resultSchema(): z.ZodType {
     ready_after_ms: z.number().optional(),
     already_running: z.boolean().optional(),
     backgrounded: z.boolean().optional(),
+    notes: z.array(z.string()).optional(),
     stdout: z.string().optional(),
     stderr: z.string().optional(),
     ...streamShape,
@@ -135,9 +147,13 @@ export const bashTool = defineTool({
     const context = { command: args.command, description: args.description ?? null };
     const tooLong = commandLengthProblem(args.command);
     if (tooLong) throw invalidArgument("bash", "command", tooLong, context);
+    if (remote && args.session !== undefined) throw invalidArgument("bash", "session", "sessions hold local commands only: leave out `session` with `host`", context);
+    const session = args.session !== undefined ? ctx.sessions.begin(args.session) : null;
     let cwd = remote ? remote.cwd : ctx.cwd;
     if (!remote && args.working_directory !== undefined) {
       cwd = checkWorkingDirectory(args.working_directory, ctx.cwd, ctx.allowedRoots, { ...context, working_directory: args.working_directory });
+    } else if (session?.cwd) {
+      cwd = sessionDirectory(ctx, args.session!, session.cwd, context);
     }
     // Local commands run in the OS sandbox; asking for a looser one is confirmed first.
     const sandboxed = remote
@@ -151,6 +167,9 @@ export const bashTool = defineTool({
     const background = args.run_in_background;
     const existing = existingService(ctx, args.name);
     if (existing) return existing;
+    const notes: string[] = [];
+    const env = remote ? remoteEnv(args.env) : await localEnv(ctx, args, session, notes);
+    const noted = notes.length ? { notes } : {};
     const request = {
       kind: "bash" as const,
       command: args.command,
@@ -162,9 +181,7 @@ export const bashTool = defineTool({
       spec: {
         command: args.command,
         cwd,
-        env: remote
-          ? remoteEnv(args.env)
-          : childEnv(args.env, { passthrough: ctx.config.env_passthrough, extra: args.tty ? { ...(ctx.config.agent_env ? AGENT_ENV : {}), TERM: "xterm-256color" } : ctx.config.agent_env ? AGENT_ENV : undefined }),
+        env,
         stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
         tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
         durable: background,
@@ -176,19 +193,23 @@ export const bashTool = defineTool({
       throw asCodedError(e, "Failed to start the command", { command: args.command });
     };
     const described = args.description !== undefined ? { description: args.description } : {};
+    // A session takes in where its command ended: at once for a foreground end, else when it ends.
+    const finishSession = () => session?.finish(env);
     if (background) {
       const task = await ctx.launcher.launch({ ...request, background: true }).catch(startFailed);
+      void task.ended.then(finishSession);
       ctx.onTask?.(task);
       armService(task, args, ctx);
       const started = await startService(task, args, service, ctx);
       const named = args.name !== undefined ? { name: args.name } : {};
-      return { command: args.command, task_id: task.id, status: "running", ...described, ...named, pid: task.pid, ...started, ...interactiveFields(task), ...sandboxFields(task) };
+      return { command: args.command, task_id: task.id, status: "running", ...described, ...named, pid: task.pid, ...started, ...interactiveFields(task), ...sandboxFields(task), ...noted };
     }
     const timeoutSeconds = args.timeout_seconds ?? ctx.config.timeout_seconds;
+    const handover = handOver(ctx, timeoutSeconds * 1000, args.background_after_seconds !== undefined ? args.background_after_seconds * 1000 : undefined);
     const { outcome, task } = await runForeground(ctx.launcher, request, {
       timeoutMs: timeoutSeconds * 1000,
       signal: ctx.signal,
-      backgroundAfterMs: args.background_after_seconds !== undefined ? args.background_after_seconds * 1000 : undefined,
+      backgroundAfterMs: handover.afterMs,
       // A terminal program stopped at a prompt would wait for the agent forever: hand it over.
       backgroundWhen: args.tty ? onWaitingForInput : undefined,
       onStart: (task) => {
@@ -198,12 +219,15 @@ export const bashTool = defineTool({
     }).catch(startFailed);
     const view = outputView(ctx.config, args);
     if (outcome === "backgrounded") {
+      void task.ended.then(finishSession);
+      if (handover.byCaller) notes.push(keepsRunningNote(task.id));
       const output = runOutput(task, view, { markRead: true });
-      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task, view), ...sandboxFields(task) };
+      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task, view), ...sandboxFields(task), ...(notes.length ? { notes } : {}) };
     }
+    finishSession();
     const output = runOutput(task, view, { keep: (t) => ctx.launcher.keepEnded(t) });
     if (outcome === "timeout") {
-      throw new CodedError("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, { ...context, timeout_seconds: timeoutSeconds, ...output, ...sandboxFields(task) });
+      throw new CodedError("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, { ...context, timeout_seconds: timeoutSeconds, ...output, ...sandboxFields(task), ...noted });
     }
     if (outcome === "cancelled") {
       throw new CodedError("IO_ERROR", "Command cancelled: the request was cancelled or the server is shutting down", { command: args.command, ...output });
@@ -222,6 +246,43 @@ export const bashTool = defineTool({
       duration_ms: task.durationMs,
       ...(task.terminal ? { screen: screenText(task, view) } : {}),
       ...sandboxFields(task),
+      ...noted,
     };
   },
 });
+
+/** The directory a session's command runs in: where its last one ended, checked as any working directory is. */
+function sessionDirectory(ctx: ToolContext, name: string, dir: string, context: Record<string, unknown>): string {
+  try {
+    return checkWorkingDirectory(dir, ctx.cwd, ctx.allowedRoots, { ...context, session: name });
+  } catch (e) {
+    const err = asCodedError(e, "session directory", {});
+    throw new CodedError(err.code, `session '${name}' is in ${dir}, where no command may run now: ${err.message}. Give working_directory to move the session.`, { ...context, session: name });
+  }
+}
+
+/**
+ * A local command's environment (SPEC §23): the user's shell's exports, then the server's,
+ * then the session's, then the call's `env`; with BASH_ENV naming the prelude when there is
+ * something to define first (the user's aliases and functions, a session's end-state trap).
+ */
+async function localEnv(ctx: ToolContext, args: { tty?: boolean; env?: Record<string, string>; session?: string }, session: SessionCall | null, notes: string[]): Promise<Record<string, string>> {
+  const shell = await ctx.userShell();
+  const note = snapshotNote(shell);
+  if (note) notes.push(note);
+  const agent = ctx.config.agent_env ? AGENT_ENV : undefined;
+  const extra = args.tty ? { ...agent, TERM: "xterm-256color" } : agent;
+  const overrides = session ? { ...session.env, ...args.env } : args.env;
+  let env = childEnv(overrides, { passthrough: ctx.config.env_passthrough, extra, shellEnv: shell && !shell.failure ? shell.env : undefined });
+  const definitions = shell && !shell.failure ? shell.definitions : "";
+  if (!session && !definitions) return env;
+  env = { ...env };
+  for (const name of session?.unset ?? []) if (!args.env || !(name in args.env)) delete env[name];
+  try {
+    env.BASH_ENV = preludeFile(definitions, env.BASH_ENV);
+    if (session) env[SESSION_OUT] = session.out;
+  } catch (e) {
+    notes.push(`Your shell's aliases and functions${session ? " and this session's state" : ""} are not available: ${(e as Error).message}`);
+  }
+  return env;
+}

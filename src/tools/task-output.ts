@@ -76,7 +76,9 @@ export const taskOutputTool = defineTool({
       // While it waits, a client that asked for progress hears about it, as during a long bash.
       const stopProgress = ctx.progress ? startProgress(tasks, ctx.progress) : undefined;
       try {
-        await firstOf({ promises: { ended: until === "any" ? Promise.race(ended) : Promise.all(ended) }, timeoutMs: args.timeout_seconds * 1000, signal: ctx.signal });
+        // A wait ends before the client would give up on it (SPEC §23): the status then says running.
+        const timeoutMs = Math.min(args.timeout_seconds * 1000, ctx.answerBy === undefined ? Infinity : Math.max(0, ctx.answerBy - Date.now()));
+        await firstOf({ promises: { ended: until === "any" ? Promise.race(ended) : Promise.all(ended) }, timeoutMs, signal: ctx.signal });
       } finally {
         stopProgress?.();
       }
