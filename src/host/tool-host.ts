@@ -48,6 +48,11 @@ export interface HostOptions {
    * folder, locked while alive; tasks of a previous owner that died are recovered.
    */
   persist?: boolean;
+  /**
+   * false: commands start from this process's own environment, never a snapshot of the
+   * user's shell (SPEC §23) — a person's `run` and `call` already have theirs.
+   */
+  userShell?: boolean;
 }
 
 export interface CallOptions {
@@ -107,6 +112,8 @@ export class ToolHost {
   private readonly byName = new Map<string, ToolDefinition>(TOOLS.map((t) => [t.name, t]));
   private closing: Promise<void> | null = null;
   private readonly persistent: boolean;
+  /** Whether local commands start from the user's shell (SPEC §23). */
+  private readonly snapshotted: boolean;
   /** Whether prepare() has run. */
   private prepared = false;
   /** The result of each call run as an MCP task, by its task (gone with the task). */
@@ -116,6 +123,7 @@ export class ToolHost {
     this.config = isLoadedConfig(options.config) ? options.config : ConfigSchema.parse(options.config ?? {});
     this.cwd = realpathSync(resolve(options.cwd ?? process.cwd()));
     const config = this.config;
+    this.snapshotted = config.shell_snapshot && options.userShell !== false;
     const roots = allowedRoots(this.cwd, config.allowed_paths);
     const stateRoot = resolve(config.state_dir ?? defaultStateDir());
     // Before anything starts: an explicitly requested mode this machine cannot provide is fatal.
@@ -148,7 +156,7 @@ export class ToolHost {
       sandbox: this.sandbox,
       sandboxMode: this.sandbox.mode,
       confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },
-      userShell: () => (config.shell_snapshot ? userShell() : Promise.resolve(null)),
+      userShell: () => (this.snapshotted ? userShell() : Promise.resolve(null)),
       sessions: new Sessions(),
     };
     openHosts++;
@@ -170,7 +178,7 @@ export class ToolHost {
     TaskCgroup.configure({ persistent: this.persistent });
     PidsLimit.configure({ maxProcesses: this.config.max_processes, persistent: this.persistent });
     // The user's shell starts now, off the first call's path (it may take a while: rc files).
-    if (this.config.shell_snapshot) void userShell();
+    if (this.snapshotted) void userShell();
   }
 
   /**

@@ -32,7 +32,7 @@ const schema = () =>
       command: osString()
         .min(1, "must be a non-empty string")
         .optional()
-        .describe("Command line for `bash -c`. Required unless `service` is given."),
+        .describe("For `bash -c`, unless `service`."),
       service: z
         .string()
         .min(1)
@@ -51,17 +51,14 @@ const schema = () =>
         .describe("true once the user approved this exact call (default: false)."),
       working_directory: osString()
         .optional()
-        .describe("Where to run (default: the server's cwd)."),
+        .describe("Where to run (default: cwd)."),
       run_in_background: z
         .boolean()
         .default(false)
         .describe("Return a task_id at once (default: false)."),
       env: envSchema().optional().describe("Extra variables."),
-      session: z
-        .string()
-        .regex(/^[\w.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'")
-        .optional()
-        .describe("Session name: its directory and exports carry to its next call."),
+      // A name (its length is checked at the call: each schema word costs every model's context).
+      session: z.string().optional().describe("cd and exports persist."),
       stdin: z.string().optional().describe("Text for stdin."),
       host: z
         .string()
@@ -127,9 +124,9 @@ export const bashTool = defineTool({
   description:
     "Run a bash command in an OS sandbox (writes only in the workspace, temp and caches); a timeout kills all it started. Lon" +
     "g output keeps errors, tail and head; each omission is one '[… N lines truncated (bytes A-B of T total) …]' line: task_o" +
-    "utput {task_id: output_task_id, stream, offset: A, length: B-A} reads it. Destructive commands ask the user, or return n" +
-    "eeds_confirmation (repeat with confirmed: true once the user agrees). Returns: {command, exit_code, stdout, stderr, succ" +
-    "ess, duration_ms, sandbox, description?, output_task_id?, git_disarmed?} | {task_id, status, pid} | {needs_confirmation, message}",
+    "utput {task_id: output_task_id, stream, offset: A, length: B-A} reads it. Destructive commands ask the user or return ne" +
+    "eds_confirmation (repeat with confirmed: true). Returns: {command, exit_code, stdout, stderr, success, duration_ms, sand" +
+    "box, description?, output_task_id?, git_disarmed?} | {task_id, status, pid} | {needs_confirmation, message}",
   schema,
   result: resultSchema,
   taskSupport: "optional",
@@ -147,6 +144,7 @@ export const bashTool = defineTool({
     const context = { command: args.command, description: args.description ?? null };
     const tooLong = commandLengthProblem(args.command);
     if (tooLong) throw invalidArgument("bash", "command", tooLong, context);
+    if (args.session !== undefined && !/^[\w.-]{1,64}$/.test(args.session)) throw invalidArgument("bash", "session", "must be 1-64 letters, digits, '_', '.' or '-'", context);
     if (remote && args.session !== undefined) throw invalidArgument("bash", "session", "sessions hold local commands only: leave out `session` with `host`", context);
     const session = args.session !== undefined ? ctx.sessions.begin(args.session) : null;
     let cwd = remote ? remote.cwd : ctx.cwd;

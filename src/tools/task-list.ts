@@ -52,7 +52,7 @@ export const taskListTool = defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
     "List background tasks. " +
-    "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?}], sessions?: [{name, cwd}]}",
+    "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?}], sessions?}",
   schema,
   result: resultSchema,
   async run(args, ctx) {
