@@ -156,7 +156,7 @@ export class ToolHost {
       sandbox: this.sandbox,
       sandboxMode: this.sandbox.mode,
       confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },
-      userShell: () => (this.snapshotted ? userShell() : Promise.resolve(null)),
+      userShell: () => (this.snapshotted ? userShell() : null),
       sessions: new Sessions(),
     };
     openHosts++;

@@ -65,12 +65,17 @@ const ZSH_SCRIPT = [
   'builtin print -n ok > "$__as_d/done"',
 ].join("\n");
 
-let taken: Promise<ShellSnapshot> | null = null;
+let taking: Promise<ShellSnapshot> | null = null;
+let taken: ShellSnapshot | null = null;
 
-/** The snapshot of this process's user shell: taken at the first ask, then the same. */
-export function userShell(): Promise<ShellSnapshot> {
-  taken ??= takeShellSnapshot();
-  return taken;
+/**
+ * The snapshot of this process's user shell: taken at the first ask, then the same — as a
+ * value once it is there (a command then starts without waiting a turn of the event loop).
+ */
+export function userShell(): ShellSnapshot | Promise<ShellSnapshot> {
+  if (taken) return taken;
+  taking ??= takeShellSnapshot().then((s) => (taken = s));
+  return taking;
 }
 
 /** Runs the user's login shell once and records what its rc files set up. Never rejects. */

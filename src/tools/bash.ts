@@ -3,7 +3,7 @@ import { runForeground } from "../background/tasks/index.ts";
 import { onWaitingForInput, startProgress } from "../background/watch/index.ts";
 import { asCodedError, CodedError, invalidArgument } from "../errors.ts";
 import { AGENT_ENV, childEnv, remoteEnv } from "../runtime/env.ts";
-import { snapshotNote } from "../runtime/shell-snapshot.ts";
+import { type ShellSnapshot, snapshotNote } from "../runtime/shell-snapshot.ts";
 import { preludeFile, SESSION_OUT } from "../runtime/shell-prelude.ts";
 import type { SessionCall } from "../host/sessions.ts";
 import { handOver, keepsRunningNote } from "./answer-by.ts";
@@ -166,7 +166,9 @@ export const bashTool = defineTool({
     const existing = existingService(ctx, args.name);
     if (existing) return existing;
     const notes: string[] = [];
-    const env = remote ? remoteEnv(args.env) : await localEnv(ctx, args, session, notes);
+    // Waited for only while the user's shell is still starting: else no turn of the event loop is lost.
+    const shell = remote ? null : ctx.userShell();
+    const env = remote ? remoteEnv(args.env) : localEnv(ctx, args, session, notes, shell instanceof Promise ? await shell : shell);
     const noted = notes.length ? { notes } : {};
     const request = {
       kind: "bash" as const,
@@ -264,8 +266,13 @@ function sessionDirectory(ctx: ToolContext, name: string, dir: string, context: 
  * then the session's, then the call's `env`; with BASH_ENV naming the prelude when there is
  * something to define first (the user's aliases and functions, a session's end-state trap).
  */
-async function localEnv(ctx: ToolContext, args: { tty?: boolean; env?: Record<string, string>; session?: string }, session: SessionCall | null, notes: string[]): Promise<Record<string, string>> {
-  const shell = await ctx.userShell();
+function localEnv(
+  ctx: ToolContext,
+  args: { tty?: boolean; env?: Record<string, string> },
+  session: SessionCall | null,
+  notes: string[],
+  shell: ShellSnapshot | null,
+): Record<string, string> {
   const note = snapshotNote(shell);
   if (note) notes.push(note);
   const agent = ctx.config.agent_env ? AGENT_ENV : undefined;

@@ -37,7 +37,7 @@ export interface ToolContext {
   /** Told about each task the call launches, at once (the CLI's `run` streams its output live). */
   onTask?: (task: Task) => void;
   /** The user's login shell, captured once (SPEC §23); null when config shell_snapshot is off. */
-  userShell(): Promise<ShellSnapshot | null>;
+  userShell(): ShellSnapshot | null | Promise<ShellSnapshot>;
   /** The server's named sessions (SPEC §23). */
   sessions: Sessions;
   /** When (Date.now() ms) the caller gives up waiting: a foreground command still running then is handed over as a background task. */
