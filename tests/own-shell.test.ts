@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "./helpers/cli.ts";
-import { type McpSession, startServer } from "./helpers/mcp.ts";
+import { BINARY, type McpSession, startServer } from "./helpers/mcp.ts";
 import { uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 
 const made: string[] = [];
@@ -252,5 +252,26 @@ describe("the client's clock", () => {
       await s.call("kill_shell", { task_id: id });
       expect(await waitNoProcess(`sleep ${nap}`)).toEqual([]);
     });
+  }, 30_000);
+
+  test("`mcp --shared`: the connection's own client_timeout_seconds reaches the daemon", async () => {
+    const dir = home({});
+    const state = join(dir, "state");
+    mkdirSync(state, { mode: 0o700 });
+    const nap = uniqueSleep(12);
+    const env = { ...desktopEnv(dir), AGENT_SHELL_SHELL_SNAPSHOT: "false" };
+    // The daemon is started by the first connection, which has no client limit; the second one has.
+    const plain = await startServer({ cwd: dir, stateDir: state, env, args: ["--shared", "--cwd", dir] });
+    const limited = await startServer({ cwd: dir, stateDir: state, env: { ...env, AGENT_SHELL_CLIENT_TIMEOUT_SECONDS: "6" }, args: ["--shared", "--cwd", dir] });
+    try {
+      const id = await handedOver(limited, nap);
+      expect((await plain.call("bash", { command: "sleep 0.1; echo plain" })).stdout).toBe("plain\n");
+      await plain.call("kill_shell", { task_id: id });
+      expect(await waitNoProcess(`sleep ${nap}`)).toEqual([]);
+    } finally {
+      await limited.close();
+      await plain.close();
+      Bun.spawnSync([BINARY, "daemon", "stop"], { env: { ...process.env, AGENT_SHELL_STATE_DIR: state }, stdout: "ignore", stderr: "ignore" });
+    }
   }, 30_000);
 });

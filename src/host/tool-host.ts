@@ -80,6 +80,8 @@ export interface CallScope {
   requestedSandbox?: SandboxMode;
   /** Who confirms this caller's calls and how long its person has (SPEC §19); the server's config when absent. */
   confirm?: Pick<Config, "confirm_by" | "confirm_timeout_seconds">;
+  /** This caller's client's own tool timeout (SPEC §23); the server's config when absent. */
+  clientTimeoutSeconds?: number;
 }
 
 /** Where a followed task's output stands (the daemon's `await_output`). */

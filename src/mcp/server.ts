@@ -47,7 +47,7 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
   // second time and copies every result through its schema: callToolResult builds that shape.
   unwrappedSetRequestHandler(server)(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args = {}, task: asTask } = request.params;
-    const deadline = answerBy(host.config);
+    const deadline = answerBy({ client_timeout_seconds: scope?.clientTimeoutSeconds ?? host.config.client_timeout_seconds });
     // Who confirms, if this call needs it: the person behind this very connection when its client can ask (SPEC §19).
     const confirmationPolicy = connectionPolicy(server, scope?.confirm ?? host.config, { requestId: extra.requestId, signal: extra.signal });
     if (asTask) return startAsTask(name, args, confirmationPolicy);
