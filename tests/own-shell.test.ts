@@ -194,6 +194,17 @@ describe("sessions", () => {
     });
   });
 
+  test("at the Landlock level and in read-only mode too: the user's aliases, and the session's state", async () => {
+    const dir = home({ ".bashrc": RC });
+    await withServer({ ...desktopEnv(dir), AGENT_SHELL_SANDBOX_LEVEL: "landlock" }, async (s) => {
+      mkdirSync(join(s.cwd, "sub"));
+      const first = await s.call("bash", { command: "hi; cd sub; export Z=ll", session: "l", sandbox: "read-only" });
+      expect(first.sandbox_level).toBe("landlock");
+      expect(first.stdout).toBe("hi-from-alias\n");
+      expect((await s.call("bash", { command: 'greet "$Z"; pwd', session: "l" })).stdout).toBe(`greet:ll\n${join(s.cwd, "sub")}\n`);
+    });
+  });
+
   test("a session with the user's shell: its aliases and the session's state together", async () => {
     const dir = home({ ".bashrc": RC });
     await withServer(desktopEnv(dir), async (s) => {
