@@ -3,8 +3,10 @@ import { configFlags, parseHostFlags } from "./host-options.ts";
 import { UsageError } from "./usage.ts";
 import { CONFIG_HELP } from "./host-help.ts";
 import { defaultStateDir } from "../background/state/state-dir.ts";
+import { defaultMaxStateBytes } from "../background/output/state-budget.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
 import { takeShellSnapshot } from "../runtime/shell-snapshot.ts";
+import { makeWritableHomes } from "../sandbox/roots.ts";
 
 /** `agent-shell config show [--config FILE] [--json]`: every key, its value and its source. */
 export async function configCommand(argv: string[]): Promise<number> {
@@ -23,8 +25,12 @@ export async function configCommand(argv: string[]): Promise<number> {
   const shown: Record<string, unknown> = { ...config };
   // The state dir in use even when nothing sets it: the default.
   if (config.state_dir === undefined) shown.state_dir = defaultStateDir();
+  if (config.max_state_bytes === undefined) shown.max_state_bytes = defaultMaxStateBytes(String(shown.state_dir));
   if (config.sandbox === undefined) shown.sandbox = level.level ? "workspace-write" : `unavailable (running unsandboxed: ${level.missing})`;
   const extraRows: Array<[string, unknown, string]> = [["sandbox_level", level.level ?? "none", "detected"]];
+  // A sandbox_writable entry that is missing is made; one that cannot be is named here, never dropped in silence.
+  const unmade = config.sandbox === "off" ? [] : makeWritableHomes(config.sandbox_writable);
+  if (unmade.length) extraRows.push(["sandbox_writable_not_in_force", unmade, "checked"]);
   // What commands start from: the user's shell, or why not (SPEC §23).
   if (config.shell_snapshot) {
     const shell = await takeShellSnapshot();

@@ -60,9 +60,9 @@ export const taskOutputTool = defineTool({
   title: "Read a task's output",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
-    "Status (running, completed, killed, lost) and output of background tasks; wait: true blocks until the end. only_new: out" +
-    "put since the last read; offset/length: raw log bytes. Returns: {task_id, task_type, kind, status, stdout, stderr?, exit" +
-    "_code?, signal?, stdout_total_bytes, stderr_total_bytes, duration_ms, screen?} | {results, finished}",
+    "Status (running, completed, killed, lost) and output of background tasks; wait: true blocks until the end; offset/length" +
+    ": raw log bytes. Returns: {task_id, task_type, kind, status, stdout, stderr?, exit_code?, signal?, stdout_total_bytes, st" +
+    "derr_total_bytes, duration_ms, screen?} | {results, finished}",
   schema,
   aliases: { timeout: "timeout_seconds" },
   result: resultSchema,
