@@ -1,4 +1,4 @@
-import { constants, mkdtempSync, readSync, rmSync } from "node:fs";
+import { constants, existsSync, mkdtempSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { removeBelow, withFileBelow } from "../sandbox/no-follow.ts";
@@ -49,10 +49,11 @@ export class Sessions {
     let session = this.byName.get(name);
     if (!session) this.byName.set(name, (session = { cwd: null, env: {}, unset: new Set(), latest: 0 }));
     const n = (session.latest = ++this.counter);
-    // In the temp folder: a sandboxed command may write there.
-    this.folder ??= mkdtempSync(join(tmpdir(), "agent-shell-sessions-"));
+    // In the temp folder: a sandboxed command may write there (made again if a command removed it).
+    if (!this.folder || !existsSync(this.folder)) this.folder = mkdtempSync(join(tmpdir(), "agent-shell-sessions-"));
     const folder = this.folder;
-    const out = join(folder, String(n));
+    // A name no other command can foresee; the command writes it as a new file (shell-prelude.ts).
+    const out = join(folder, `${n}-${crypto.randomUUID()}`);
     const own = session;
     return {
       cwd: own.cwd,

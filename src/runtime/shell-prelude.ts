@@ -21,6 +21,8 @@ const SESSION_PART = `if [ -n "\${${SESSION_OUT}-}" ]; then
   builtin unset ${SESSION_OUT}
   __agent_shell_session_save() {
     builtin local __n
+    # noclobber: written only as a new file, never through a link planted at its name.
+    builtin set -C
     { builtin pwd -P; builtin printf '\\0'; for __n in $(builtin compgen -e); do builtin printf '%s=%s\\0' "$__n" "\${!__n-}"; done; } > "$__agent_shell_session_out" 2>/dev/null
   }
   builtin trap __agent_shell_session_save EXIT
