@@ -119,6 +119,15 @@ describe("the shell snapshot", () => {
     });
   }, 30_000);
 
+  test("an rc file that waits for input reads end-of-file at once (stdin is closed): the snapshot holds what follows", async () => {
+    const dir = home({ ".bashrc": `read -r answer\n${RC}` });
+    const t0 = performance.now();
+    const r = await runCli(["shell", "check", "--json"], { env: desktopEnv(dir), cwd: dir });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).variables).toContain("FROM_RC");
+    expect(performance.now() - t0).toBeLessThan(5000);
+  });
+
   test("an rc file that fails is a note in the first result and in `config show`; commands still run", async () => {
     const dir = home({ ".bashrc": 'export FROM_RC=half\necho "rc says no" >&2\nexit 1\n' });
     await withServer(desktopEnv(dir), async (s) => {
