@@ -6,7 +6,7 @@
  * home, rc files and SHELL of its own.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "./helpers/cli.ts";
 import { BINARY, type McpSession, startServer } from "./helpers/mcp.ts";
@@ -78,6 +78,28 @@ describe("the shell snapshot", () => {
       expect(r.stdout.replaceAll("\r", "")).toContain("mytool-ran\nrc-value\nhi-from-alias\ngreet:x\ntoken:unset");
     });
   });
+
+  test("a later server starts from the snapshot an earlier one kept, while the shell runs again: off the first call's path", async () => {
+    const dir = home({ ".bashrc": `sleep 4\n${RC}` });
+    const first = await withServer(desktopEnv(dir), async (s) => {
+      const t0 = performance.now();
+      const r = await s.call("bash", { command: 'echo "$FROM_RC"' });
+      return { ms: performance.now() - t0, out: r.stdout };
+    });
+    expect(first.out).toBe("rc-value\n");
+    expect(first.ms).toBeGreaterThan(2000); // the first server ever waits for the shell (started at initialize)
+    const kept = readdirSync(join(dir, ".config", "agent-shell", "shell")).filter((f) => f.startsWith("snapshot-"));
+    expect(kept.length).toBe(1);
+    const text = readFileSync(join(dir, ".config", "agent-shell", "shell", kept[0]!), "utf8");
+    expect(text).toContain("FROM_RC");
+    expect(text).not.toContain("rc-secret-value");
+    await withServer(desktopEnv(dir), async (s) => {
+      const t0 = performance.now();
+      const r = await s.call("bash", { command: USES_ALL_FOUR });
+      expect(performance.now() - t0).toBeLessThan(1500);
+      expect(r.stdout).toBe("mytool-ran\nrc-value\nhi-from-alias\ngreet:x\ntoken:unset\n");
+    });
+  }, 30_000);
 
   test("`shell check` lists the names it holds and how long it took, never a value; a secret-named one is only named as left out", async () => {
     const dir = home({ ".bashrc": RC });

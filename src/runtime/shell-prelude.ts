@@ -40,10 +40,20 @@ export function preludeFile(definitions: string, bashEnv: string | undefined): s
   const text = `# Written by agent-shell at each start: what its local commands start from.\n${restore}${definitions}${SESSION_PART}`;
   const found = written.get(text);
   if (found) return found;
-  const folder = join(process.env.XDG_CONFIG_HOME || join(process.env.HOME || homedir(), ".config"), "agent-shell", "shell");
-  mkdirSync(folder, { recursive: true, mode: 0o700 });
-  const file = join(folder, `prelude-${Bun.hash(text).toString(16)}.sh`);
-  // Written aside and renamed over: a link or a stale file at the name is replaced, never followed.
+  const file = join(shellFolder(), `prelude-${Bun.hash(text).toString(16)}.sh`);
+  writeOwnFile(file, text);
+  written.set(text, file);
+  return file;
+}
+
+/** Where agent-shell keeps what it made of the user's shell: in its config folder, read-only in every sandbox. */
+export function shellFolder(): string {
+  return join(process.env.XDG_CONFIG_HOME || join(process.env.HOME || homedir(), ".config"), "agent-shell", "shell");
+}
+
+/** Writes `file` aside and renames it over: a link or a stale file at the name is replaced, never followed. */
+export function writeOwnFile(file: string, text: string): void {
+  mkdirSync(shellFolder(), { recursive: true, mode: 0o700 });
   const aside = `${file}.${process.pid}.tmp`;
   try {
     rmSync(aside, { force: true });
@@ -53,8 +63,6 @@ export function preludeFile(definitions: string, bashEnv: string | undefined): s
     rmSync(aside, { force: true });
     throw e;
   }
-  written.set(text, file);
-  return file;
 }
 
 function quote(value: string): string {

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { basename, join } from "node:path";
 import { OWNER_MARKER, OWNER_TOKEN } from "./env.ts";
+import { keepSnapshot, keptSnapshot } from "./shell-snapshot-cache.ts";
 
 /**
  * The user's own shell, captured once (SPEC §23): a harness started from a desktop hands its
@@ -67,15 +68,24 @@ const ZSH_SCRIPT = [
 
 let taking: Promise<ShellSnapshot> | null = null;
 let taken: ShellSnapshot | null = null;
+let kept: ShellSnapshot | null = null;
 
 /**
  * The snapshot of this process's user shell: taken at the first ask, then the same — as a
  * value once it is there (a command then starts without waiting a turn of the event loop).
+ * Until it is, the one an earlier server kept (shell-snapshot-cache.ts); with none, a
+ * command waits for it.
  */
 export function userShell(): ShellSnapshot | Promise<ShellSnapshot> {
   if (taken) return taken;
-  taking ??= takeShellSnapshot().then((s) => (taken = s));
-  return taking;
+  if (!taking) {
+    kept = keptSnapshot();
+    taking = takeShellSnapshot().then((s) => {
+      keepSnapshot(s);
+      return (taken = s);
+    });
+  }
+  return kept ?? taking;
 }
 
 /** Runs the user's login shell once and records what its rc files set up. Never rejects. */
