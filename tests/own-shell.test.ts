@@ -93,6 +93,8 @@ describe("the shell snapshot", () => {
     const text = readFileSync(join(dir, ".config", "agent-shell", "shell", kept[0]!), "utf8");
     expect(text).toContain("FROM_RC");
     expect(text).not.toContain("rc-secret-value");
+    // Only what the rc file set: what the shell inherited comes from the next server's own environment.
+    expect(text).not.toContain('"SHELL"');
     await withServer(desktopEnv(dir), async (s) => {
       const t0 = performance.now();
       const r = await s.call("bash", { command: USES_ALL_FOUR });

@@ -8,8 +8,10 @@ import type { ShellSnapshot } from "./shell-snapshot.ts";
  * The last snapshot of the user's shell, kept between servers: a server's first commands
  * start from it at once while the shell runs again (SPEC §23: off the first call's path);
  * the new snapshot replaces it as soon as it is there. Only a first server ever (or one
- * after a failed snapshot) waits for the shell. Kept without secret-named variables, in the
- * folder every sandbox holds read-only (a command cannot plant one).
+ * after a failed snapshot) waits for the shell. Kept are only the variables the rc files set
+ * (what the shell merely inherited comes from the new server's own environment, which may
+ * differ), none secret-named, in the folder every sandbox holds read-only (a command cannot
+ * plant one).
  */
 
 const VERSION = 1;
@@ -37,7 +39,7 @@ export function keepSnapshot(snapshot: ShellSnapshot, source: NodeJS.ProcessEnv 
       rmSync(file, { force: true });
       return;
     }
-    const env = Object.fromEntries(Object.entries(snapshot.env).filter(([k]) => !isSecretName(k)));
+    const env = Object.fromEntries(Object.entries(snapshot.env).filter(([k, v]) => !isSecretName(k) && source[k] !== v));
     writeOwnFile(file, JSON.stringify({ version: VERSION, ...snapshot, env }));
   } catch {}
 }
