@@ -59,6 +59,7 @@ describe("the kind of each refusal, with its own hint", () => {
     ["EBUSY", "rm: cannot remove '/etc/hosts': Device or resource busy", {}, { kind: "write", paths: ["/etc/hosts"] }],
     ["ENOENT from a read-only parent (npm -g)", "npm error enoent ENOENT: no such file or directory, mkdir '/usr/lib/node_modules/left-pad'", {}, { kind: "write", paths: ["/usr/lib/node_modules/left-pad"] }],
     ["a message with the path unquoted (git)", "error: could not lock config file /home/u/.gitconfig: Read-only file system", {}, { kind: "write", paths: ["/home/u/.gitconfig"] }],
+    ["a relative path outside the project, unquoted (git)", "fatal: cannot mkdir ../origin.git: Read-only file system", {}, { kind: "write", paths: ["/work/origin.git"] }],
     ["Go's lowercase errors (podman's storage)", "Error: mkdir /var/lib/containers/storage/overlay: read-only file system", {}, { kind: "write", paths: ["/var/lib/containers/storage/overlay"] }],
     ["a secret file", "cat: /home/u/.npmrc: Permission denied", {}, { kind: "hidden", paths: ["/home/u/.npmrc"] }],
     ["a file in a hidden folder", "cat: /home/u/.ssh/id_rsa: Permission denied", {}, { kind: "hidden", paths: ["/home/u/.ssh/id_rsa"] }],

@@ -102,7 +102,8 @@ export function detectSandboxDenied(input: DeniedInput): SandboxDenied | null {
       if (paths.length) paths.forEach(fsPath);
       else {
         const colon = COLON_PATH.exec(line);
-        if (colon) fsPath(colon[1]!);
+        // `fatal: cannot mkdir ../origin.git: Read-only file system`: the path is the last word.
+        if (colon) fsPath(colon[1]!.trim().split(/\s+/).pop()!);
         else pathless = true;
       }
     } else if (input.level === "namespaces" && PID_ERROR.test(line)) note("pid");
