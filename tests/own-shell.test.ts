@@ -290,7 +290,17 @@ describe("the client's clock", () => {
     const dir = home({});
     const nap = uniqueSleep(12);
     await withServer({ ...desktopEnv(dir), AGENT_SHELL_SHELL_SNAPSHOT: "false", AGENT_SHELL_CLIENT_TIMEOUT_SECONDS: "6" }, async (s) => {
-      const id = await handedOver(s, nap);
+      // Progress keeps flowing to a client that asked for it, until the hand-over.
+      const progress: number[] = [];
+      const t0 = performance.now();
+      const raw: any = await s.client.callTool({ name: "bash", arguments: { command: `echo started; sleep ${nap}` } }, undefined, {
+        onprogress: (p) => void progress.push(p.progress),
+        timeout: 60_000,
+      });
+      expect(performance.now() - t0).toBeLessThan(6000);
+      expect(raw.structuredContent.backgrounded).toBe(true);
+      expect(progress.length).toBeGreaterThan(0);
+      const id = raw.structuredContent.task_id;
       const listed = await s.call("task_list", {});
       expect(listed.tasks.find((t: any) => t.task_id === id).status).toBe("running");
       await s.call("kill_shell", { task_id: id });
