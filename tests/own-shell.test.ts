@@ -7,6 +7,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "./helpers/cli.ts";
 import { BINARY, type McpSession, startServer } from "./helpers/mcp.ts";
@@ -80,7 +81,10 @@ describe("the shell snapshot", () => {
   });
 
   test("a later server starts from the snapshot an earlier one kept, while the shell runs again: off the first call's path", async () => {
-    const dir = home({ ".bashrc": `sleep 4\n${RC}` });
+    const nap = uniqueSleep(4);
+    const dir = home({ ".bashrc": `sleep ${nap}\n${RC}` });
+    const snapshotFolders = () => readdirSync(tmpdir()).filter((f) => f.startsWith("agent-shell-snapshot-"));
+    const before = snapshotFolders();
     const first = await withServer(desktopEnv(dir), async (s) => {
       const t0 = performance.now();
       const r = await s.call("bash", { command: 'echo "$FROM_RC"' });
@@ -101,6 +105,9 @@ describe("the shell snapshot", () => {
       expect(performance.now() - t0).toBeLessThan(1500);
       expect(r.stdout).toBe("mytool-ran\nrc-value\nhi-from-alias\ngreet:x\ntoken:unset\n");
     });
+    // That server closed while its shell was still starting: the shell and its folder went with it.
+    expect(await waitNoProcess(`sleep ${nap}`)).toEqual([]);
+    expect(snapshotFolders().filter((f) => !before.includes(f))).toEqual([]);
   }, 30_000);
 
   test("`shell check` lists the names it holds and how long it took, never a value; a secret-named one is only named as left out", async () => {

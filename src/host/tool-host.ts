@@ -18,7 +18,7 @@ import { splitId } from "./far/task-ids.ts";
 import { type GroupRead, readAcrossHosts } from "./far/across-hosts.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
 import { closeSpawners, warmSpawner } from "../runtime/served-spawn.ts";
-import { userShell } from "../runtime/shell-snapshot.ts";
+import { endShellSnapshots, userShell } from "../runtime/shell-snapshot.ts";
 import { Sessions } from "./sessions.ts";
 import { closeKeptSandboxes, keepSandboxesForTasks } from "../runtime/kept-sandbox.ts";
 import { configureHelper } from "../runtime/spawn-helper/helper-binary.ts";
@@ -414,6 +414,7 @@ export class ToolHost {
       await this.farHosts.close();
       closeSpawners();
       this.base.sessions.close();
+      endShellSnapshots();
       closeKeptSandboxes({ kill: !this.owner.persistent });
       this.owner.close();
       if (--openHosts === 0) watchdogClosedCleanly();

@@ -66,6 +66,18 @@ const ZSH_SCRIPT = [
   'builtin print -n ok > "$__as_d/done"',
 ].join("\n");
 
+/** Shells still starting, by their process group, with the folder they write to. */
+const starting = new Map<number, string>();
+
+/** Ends the shells still starting and removes their folders (the server is closing). */
+export function endShellSnapshots(): void {
+  for (const [pid, dir] of starting) {
+    killGroup(pid);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  starting.clear();
+}
+
 let taking: Promise<ShellSnapshot> | null = null;
 let taken: ShellSnapshot | null = null;
 let kept: ShellSnapshot | null = null;
@@ -125,6 +137,7 @@ export async function takeShellSnapshot(source: NodeJS.ProcessEnv = process.env,
     } catch (e) {
       return empty(`${shell} could not start: ${(e as Error).message}`);
     }
+    starting.set(proc.pid, dir);
     const stderr = new Response(proc.stderr).text().catch(() => "");
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -133,6 +146,7 @@ export async function takeShellSnapshot(source: NodeJS.ProcessEnv = process.env,
     }, limitMs);
     const code = await proc.exited;
     clearTimeout(timer);
+    starting.delete(proc.pid);
     // What its rc files left running (an agent, a background job) goes with it.
     killGroup(proc.pid);
     if (!existsSync(join(dir, "done"))) {
