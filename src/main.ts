@@ -58,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./cli/hosts.ts")).hostsCommand(rest);
     case "sandbox":
       return (await import("./cli/sandbox-check.ts")).sandboxCommand(rest);
+    case "shell":
+      return (await import("./cli/shell-check.ts")).shellCommand(rest);
     case "restart":
       return (await import("./cli/restart.ts")).restartCommand(rest);
     case "up":

@@ -25,6 +25,8 @@ export async function callCommand(argv: string[]): Promise<number> {
   if (routesToDaemon(tool, args)) return callViaDaemon(tool, args, values);
   const host = new ToolHost({
     ...hostOptions(values),
+    // Run from a person's terminal: its environment is already theirs.
+    userShell: false,
     confirmationPolicy: {
       kind: "ask",
       ask: (question) => confirmOnTerminal(values.yes, interrupted.signal)(question),

@@ -5,6 +5,7 @@ import { CONFIG_HELP } from "./host-help.ts";
 import { defaultStateDir } from "../background/state/state-dir.ts";
 import { defaultMaxStateBytes } from "../background/output/state-budget.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
+import { takeShellSnapshot } from "../runtime/shell-snapshot.ts";
 import { makeWritableHomes } from "../sandbox/roots.ts";
 
 /** `agent-shell config show [--config FILE] [--json]`: every key, its value and its source. */
@@ -30,6 +31,12 @@ export async function configCommand(argv: string[]): Promise<number> {
   // A sandbox_writable entry that is missing is made; one that cannot be is named here, never dropped in silence.
   const unmade = config.sandbox === "off" ? [] : makeWritableHomes(config.sandbox_writable);
   if (unmade.length) extraRows.push(["sandbox_writable_not_in_force", unmade, "checked"]);
+  // What commands start from: the user's shell, or why not (SPEC §23).
+  if (config.shell_snapshot) {
+    const shell = await takeShellSnapshot();
+    const held = `${Object.keys(shell.env).length} variables, ${shell.aliases.length} aliases, ${shell.functions.length} functions`;
+    extraRows.push(["shell", shell.failure ? `${shell.shell}: not captured (${shell.failure}); commands start from the server's environment` : `${shell.shell}: ${held} (${shell.tookMs} ms)`, "detected"]);
+  }
   if (values.json) {
     const out = Object.fromEntries([
       ...keys.map((k) => [k, { value: shown[k] ?? null, source: sources[k] }]),

@@ -75,6 +75,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       "state-dir": values["state-dir"] as string | undefined,
       sandbox: values.sandbox as string | undefined,
     }),
+    // Run from a person's terminal: its environment is already theirs.
+    userShell: false,
     confirmationPolicy: {
       kind: "ask",
       ask: (question) => confirmOnTerminal(values.yes as boolean | undefined, interrupted.signal)(question),

@@ -33,6 +33,9 @@ Usage:
         What this kernel can contain, and what each sandbox mode enforces here.
         Sandbox modes (--sandbox, AGENT_SHELL_SANDBOX, config sandbox):
         workspace-write (default), read-only, off.
+  agent-shell shell check [--json]
+        What local commands start from: your login shell's variables (names only),
+        aliases, functions and options, and how long it took (shell_snapshot).
   agent-shell VERB --help                    options and examples of each command
   agent-shell --version | --help
 

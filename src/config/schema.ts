@@ -83,6 +83,10 @@ export const ConfigSchema = z
     confirm_by: z.enum(["auto", "person", "model"]).default("auto"),
     /** How long a person has to answer a confirmation question; unanswered runs nothing. */
     confirm_timeout_seconds: z.number().min(1).max(86_400).default(120),
+    /** Local commands start from the user's login shell, captured once (SPEC §23). */
+    shell_snapshot: z.boolean().default(true),
+    /** The MCP client's own tool timeout: a foreground call about to outlive it moves to the background (SPEC §23). */
+    client_timeout_seconds: z.number().min(1).max(86_400).optional(),
   })
   .strict();
 

@@ -18,6 +18,8 @@ import { splitId } from "./far/task-ids.ts";
 import { type GroupRead, readAcrossHosts } from "./far/across-hosts.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
 import { closeSpawners, warmSpawner } from "../runtime/served-spawn.ts";
+import { endShellSnapshots, userShell } from "../runtime/shell-snapshot.ts";
+import { Sessions } from "./sessions.ts";
 import { closeKeptSandboxes, keepSandboxesForTasks } from "../runtime/kept-sandbox.ts";
 import { configureHelper } from "../runtime/spawn-helper/helper-binary.ts";
 import { TaskCgroup } from "../runtime/task-cgroup.ts";
@@ -47,6 +49,11 @@ export interface HostOptions {
    * folder, locked while alive; tasks of a previous owner that died are recovered.
    */
   persist?: boolean;
+  /**
+   * false: commands start from this process's own environment, never a snapshot of the
+   * user's shell (SPEC §23) — a person's `run` and `call` already have theirs.
+   */
+  userShell?: boolean;
 }
 
 export interface CallOptions {
@@ -58,6 +65,8 @@ export interface CallOptions {
   confirmations?: PendingConfirmations;
   /** Who confirms this caller's calls (an MCP connection's person, SPEC §19); the host's policy when absent. */
   confirmationPolicy?: ConfirmationPolicy;
+  /** When (Date.now() ms) the caller gives up waiting (its client's tool timeout, SPEC §23). */
+  answerBy?: number;
   /** Where this caller may run commands (a daemon connection's); the host's cwd and roots when absent. */
   scope?: CallScope;
 }
@@ -72,6 +81,8 @@ export interface CallScope {
   requestedSandbox?: SandboxMode;
   /** Who confirms this caller's calls and how long its person has (SPEC §19); the server's config when absent. */
   confirm?: Pick<Config, "confirm_by" | "confirm_timeout_seconds">;
+  /** This caller's client's own tool timeout (SPEC §23); the server's config when absent. */
+  clientTimeoutSeconds?: number;
 }
 
 /** Where a followed task's output stands (the daemon's `await_output`). */
@@ -104,6 +115,8 @@ export class ToolHost {
   private readonly byName = new Map<string, ToolDefinition>(TOOLS.map((t) => [t.name, t]));
   private closing: Promise<void> | null = null;
   private readonly persistent: boolean;
+  /** Whether local commands start from the user's shell (SPEC §23). */
+  private readonly snapshotted: boolean;
   /** Whether prepare() has run. */
   private prepared = false;
   /** Callers already told the sandbox's notes (withSandboxNotes). */
@@ -115,6 +128,7 @@ export class ToolHost {
     this.config = isLoadedConfig(options.config) ? options.config : ConfigSchema.parse(options.config ?? {});
     this.cwd = realpathSync(resolve(options.cwd ?? process.cwd()));
     const config = this.config;
+    this.snapshotted = config.shell_snapshot && options.userShell !== false;
     const roots = allowedRoots(this.cwd, config.allowed_paths);
     const stateRoot = resolve(config.state_dir ?? defaultStateDir());
     // Before anything starts: an explicitly requested mode this machine cannot provide is fatal.
@@ -149,6 +163,8 @@ export class ToolHost {
       sandbox: this.sandbox,
       sandboxMode: this.sandbox.mode,
       confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },
+      userShell: () => (this.snapshotted ? userShell() : null),
+      sessions: new Sessions(),
     };
     openHosts++;
     // A persistent registry recovers running tasks: everything is ready before it serves.
@@ -168,6 +184,8 @@ export class ToolHost {
     watchdog();
     TaskCgroup.configure({ persistent: this.persistent });
     PidsLimit.configure({ maxProcesses: this.config.max_processes, persistent: this.persistent });
+    // The user's shell starts now, off the first call's path (it may take a while: rc files).
+    if (this.snapshotted) void userShell();
   }
 
   /**
@@ -259,6 +277,7 @@ export class ToolHost {
       signal,
       progress: options.progress,
       onTask: options.onTask,
+      answerBy: options.answerBy,
       confirmations: options.confirmations ?? this.base.confirmations,
       confirmationPolicy: options.confirmationPolicy ?? this.base.confirmationPolicy,
     };
@@ -394,6 +413,8 @@ export class ToolHost {
       await this.sshHosts.close();
       await this.farHosts.close();
       closeSpawners();
+      this.base.sessions.close();
+      endShellSnapshots();
       closeKeptSandboxes({ kill: !this.owner.persistent });
       this.owner.close();
       if (--openHosts === 0) watchdogClosedCleanly();

@@ -112,11 +112,14 @@ function declaredScope(hello: DaemonHello, fallback: CallScope, daemonMode: Sand
   const looser = declared !== undefined && strictness(declared) < strictness(daemonMode);
   const sandbox = looser ? undefined : declared;
   const confirm = declaredConfirm(hello);
+  const clock = ClockSchema.safeParse({ client_timeout_seconds: hello.client_timeout_seconds });
+  const clientTimeout = clock.success && clock.data.client_timeout_seconds !== undefined ? { clientTimeoutSeconds: clock.data.client_timeout_seconds } : {};
   const withMode = (scope: CallScope): CallScope => ({
     ...scope,
     ...(sandbox ? { sandbox } : {}),
     ...(looser ? { requestedSandbox: declared } : {}),
     ...(confirm ? { confirm } : {}),
+    ...clientTimeout,
   });
   if (hello.cwd === undefined || !isAbsolute(hello.cwd)) return withMode(fallback);
   try {
@@ -135,3 +138,4 @@ function declaredConfirm(hello: DaemonHello): CallScope["confirm"] | undefined {
 }
 
 const ConfirmSchema = ConfigSchema.pick({ confirm_by: true, confirm_timeout_seconds: true });
+const ClockSchema = ConfigSchema.pick({ client_timeout_seconds: true });

@@ -21,6 +21,7 @@ import { callToolResult } from "./call-result.ts";
 import { FlatSchemaValidator } from "./elicitation-validator.ts";
 import { connectionPolicy } from "./person-policy.ts";
 import { mcpTask, RegistryTaskStore } from "./registry-tasks.ts";
+import { answerBy } from "./client-clock.ts";
 
 /** An MCP server over a ToolHost: tools/list, tools/call, MCP tasks, cancellation, progress and notices. */
 export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
@@ -46,6 +47,7 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
   // second time and copies every result through its schema: callToolResult builds that shape.
   unwrappedSetRequestHandler(server)(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args = {}, task: asTask } = request.params;
+    const deadline = answerBy({ client_timeout_seconds: scope?.clientTimeoutSeconds ?? host.config.client_timeout_seconds });
     // Who confirms, if this call needs it: the person behind this very connection when its client can ask (SPEC §19).
     const confirmationPolicy = connectionPolicy(server, scope?.confirm ?? host.config, { requestId: extra.requestId, signal: extra.signal });
     if (asTask) return startAsTask(name, args, confirmationPolicy);
@@ -57,7 +59,7 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
             void extra
               .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: value, message } })
               .catch(() => {});
-    return callToolResult(await host.call(name, args, { signal: extra.signal, progress, confirmations, confirmationPolicy, scope }));
+    return callToolResult(await host.call(name, args, { signal: extra.signal, progress, confirmations, confirmationPolicy, scope, answerBy: deadline }));
   });
   /**
    * A task-augmented tools/call (SPEC §12): answered with the created task as soon as the

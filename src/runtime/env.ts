@@ -56,22 +56,29 @@ export function isLoaderName(name: string): boolean {
   return LOADER_NAME.test(name);
 }
 
-const inheritedByPassthrough = new Map<string, Record<string, string>>();
+/** The server's own environment, as the key of the bases made without a shell snapshot. */
+const SERVER_ONLY: Record<string, string> = {};
+const inherited = new WeakMap<Record<string, string>, Map<string, Record<string, string>>>();
 const withAgentEnv = new WeakMap<Record<string, string>, Record<string, string>>();
 
 /**
- * The launch environment less its secrets, plus the non-interactive defaults, computed once
- * per passthrough list (it is on every spawn's path).
+ * The user's shell's exported variables (SPEC §23), then the launch environment where they
+ * lack a name, less secrets, plus the non-interactive defaults: computed once per snapshot
+ * and passthrough list (it is on every spawn's path).
  */
-function baseEnv(passthrough: readonly string[]): Record<string, string> {
+function baseEnv(passthrough: readonly string[], shellEnv: Record<string, string> = SERVER_ONLY): Record<string, string> {
   const key = passthrough.join("\0");
-  let env = inheritedByPassthrough.get(key);
+  let byPassthrough = inherited.get(shellEnv);
+  if (!byPassthrough) inherited.set(shellEnv, (byPassthrough = new Map()));
+  let env = byPassthrough.get(key);
   if (!env) {
     const keep = new Set(passthrough);
     env = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && (!isSecretName(k) || keep.has(k))) env[k] = v;
+    for (const source of [process.env, shellEnv]) {
+      for (const [k, v] of Object.entries(source)) if (v !== undefined && (!isSecretName(k) || keep.has(k))) env[k] = v;
+    }
     Object.assign(env, NON_INTERACTIVE, { [OWNER_MARKER]: OWNER_TOKEN });
-    inheritedByPassthrough.set(key, env);
+    byPassthrough.set(key, env);
   }
   return env;
 }
@@ -81,11 +88,13 @@ export interface InheritOptions {
   passthrough?: readonly string[];
   /** Added before the call's overrides (e.g. TERM for a terminal, the agent-aware defaults). */
   extra?: Record<string, string>;
+  /** The exported variables of the user's login shell (shell-snapshot.ts): they come before the server's own. */
+  shellEnv?: Record<string, string>;
 }
 
 /** The inherited environment (secrets left out), the non-interactive defaults, then the caller's overrides. */
 export function childEnv(overrides?: Record<string, string>, options: InheritOptions = {}): Record<string, string> {
-  const base = baseEnv(options.passthrough ?? []);
+  const base = baseEnv(options.passthrough ?? [], options.shellEnv);
   if (!overrides && !options.extra) return base;
   // The common case (the agent variables, nothing else) is merged once: it is on every spawn's path.
   if (!overrides && options.extra === AGENT_ENV) {

@@ -3,6 +3,11 @@ import { runForeground } from "../background/tasks/index.ts";
 import { onWaitingForInput, startProgress } from "../background/watch/index.ts";
 import { asCodedError, CodedError, invalidArgument } from "../errors.ts";
 import { AGENT_ENV, childEnv, remoteEnv } from "../runtime/env.ts";
+import { type ShellSnapshot, snapshotNote } from "../runtime/shell-snapshot.ts";
+import { preludeFile, SESSION_OUT } from "../runtime/shell-prelude.ts";
+import type { SessionCall } from "../host/sessions.ts";
+import { handOver, keepsRunningNote } from "./answer-by.ts";
+import type { ToolContext } from "./types.ts";
 import { confirmCommand } from "../safety/command-guard.ts";
 import { requestBinding } from "../safety/confirmations.ts";
 import { checkWorkingDirectory } from "../safety/paths.ts";
@@ -27,7 +32,7 @@ const schema = () =>
       command: osString()
         .min(1, "must be a non-empty string")
         .optional()
-        .describe("Command line for `bash -c`. Required unless `service` is given."),
+        .describe("For `bash -c`. Required unless `service` is given."),
       service: z
         .string()
         .min(1)
@@ -46,12 +51,14 @@ const schema = () =>
         .describe("true once the user approved this exact call (default: false)."),
       working_directory: osString()
         .optional()
-        .describe("Where to run (default: the server's cwd)."),
+        .describe("Where to run (default: cwd)."),
       run_in_background: z
         .boolean()
         .default(false)
         .describe("Return a task_id at once (default: false)."),
       env: envSchema().optional().describe("Extra variables."),
+      // A name (its length is checked at the call: each schema word costs every model's context).
+      session: z.string().optional().describe("cd and exports persist."),
       stdin: z.string().optional().describe("Text for stdin."),
       host: z
         .string()
@@ -84,6 +91,7 @@ function resultSchema(): z.ZodType {
     duration_ms: z.number(),
     description: z.string().optional(),
     screen: z.string().optional(),
+    notes: z.array(z.string()).optional(),
     /** Processes the command left running, kept as this background task (config foreground_leftovers = "adopt"). */
     left_running: z.looseObject({ task_id: z.string(), ...processList }).optional(),
     /** Processes the command left running, ended (foreground_leftovers = "kill"). */
@@ -104,6 +112,7 @@ function resultSchema(): z.ZodType {
     ready_after_ms: z.number().optional(),
     already_running: z.boolean().optional(),
     backgrounded: z.boolean().optional(),
+    notes: z.array(z.string()).optional(),
     stdout: z.string().optional(),
     stderr: z.string().optional(),
     ...streamShape,
@@ -122,7 +131,7 @@ export const bashTool = defineTool({
     "Run a command in an OS sandbox (writes only in workspace, temp, caches); a timeout kills all it started. Lon" +
     "g output keeps errors, tail and head; each omission is one '[… N lines truncated (bytes A-B of T total) …]' line: task_o" +
     "utput {task_id: output_task_id, stream, offset: A, length: B-A} reads it. Destructive commands ask the user or return n" +
-    "eeds_confirmation (repeat with confirmed: true once approved). Returns: {command, exit_code, stdout, stderr, succ" +
+    "eeds_confirmation (repeat with confirmed: true). Returns: {command, exit_code, stdout, stderr, succ" +
     "ess, duration_ms, sandbox, sandbox_denied?, description?, output_task_id?, git_disarmed?, left_running?, left_running_killed?} | {task_id, status, pid} | {needs_confirmation, message}",
   schema,
   result: resultSchema,
@@ -141,9 +150,14 @@ export const bashTool = defineTool({
     const context = { command: args.command, description: args.description ?? null };
     const tooLong = commandLengthProblem(args.command);
     if (tooLong) throw invalidArgument("bash", "command", tooLong, context);
+    if (args.session !== undefined && !/^[\w.-]{1,64}$/.test(args.session)) throw invalidArgument("bash", "session", "must be 1-64 letters, digits, '_', '.' or '-'", context);
+    if (remote && args.session !== undefined) throw invalidArgument("bash", "session", "sessions hold local commands only: leave out `session` with `host`", context);
+    const session = args.session !== undefined ? ctx.sessions.begin(args.session) : null;
     let cwd = remote ? remote.cwd : ctx.cwd;
     if (!remote && args.working_directory !== undefined) {
       cwd = checkWorkingDirectory(args.working_directory, ctx.cwd, ctx.allowedRoots, { ...context, working_directory: args.working_directory });
+    } else if (session?.cwd) {
+      cwd = sessionDirectory(ctx, args.session!, session.cwd, context);
     }
     // Local commands run in the OS sandbox; asking for a looser one is confirmed first.
     const sandboxed = remote
@@ -158,6 +172,11 @@ export const bashTool = defineTool({
     const background = args.run_in_background;
     const existing = existingService(ctx, args.name);
     if (existing) return existing;
+    const notes: string[] = [];
+    // Waited for only while the user's shell is still starting: else no turn of the event loop is lost.
+    const shell = remote ? null : ctx.userShell();
+    const env = remote ? remoteEnv(args.env) : localEnv(ctx, args, session, notes, shell instanceof Promise ? await shell : shell);
+    const noted = notes.length ? { notes } : {};
     const request = {
       kind: "bash" as const,
       command: args.command,
@@ -169,9 +188,7 @@ export const bashTool = defineTool({
       spec: {
         command: args.command,
         cwd,
-        env: remote
-          ? remoteEnv(args.env)
-          : childEnv(args.env, { passthrough: ctx.config.env_passthrough, extra: args.tty ? { ...(ctx.config.agent_env ? AGENT_ENV : {}), TERM: "xterm-256color" } : ctx.config.agent_env ? AGENT_ENV : undefined }),
+        env,
         stdin: args.stdin !== undefined ? { text: args.stdin } : args.keep_stdin_open ? ("pipe" as const) : null,
         tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
         durable: background,
@@ -183,20 +200,24 @@ export const bashTool = defineTool({
       throw asCodedError(e, "Failed to start the command", { command: args.command });
     };
     const described = args.description !== undefined ? { description: args.description } : {};
+    // A session takes in where its command ended: at once for a foreground end, else when it ends.
+    const finishSession = () => session?.finish(env);
     if (background) {
       const task = await ctx.launcher.launch({ ...request, background: true }).catch(startFailed);
+      void task.ended.then(finishSession);
       ctx.onTask?.(task);
       armService(task, args, ctx);
       const started = await startService(task, args, service, ctx);
       const named = args.name !== undefined ? { name: args.name } : {};
-      return { command: args.command, task_id: task.id, status: "running", ...described, ...named, ...pidFields(task), ...started, ...interactiveFields(task), ...sandboxFields(task) };
+      return { command: args.command, task_id: task.id, status: "running", ...described, ...named, ...pidFields(task), ...started, ...interactiveFields(task), ...sandboxFields(task), ...noted };
     }
     const timeoutSeconds = args.timeout_seconds ?? ctx.config.timeout_seconds;
+    const handover = handOver(ctx, timeoutSeconds * 1000, args.background_after_seconds !== undefined ? args.background_after_seconds * 1000 : undefined);
     const { outcome, task, leftovers } = await runForeground(ctx.launcher, request, {
       timeoutMs: timeoutSeconds * 1000,
       leftovers: ctx.config.foreground_leftovers,
       signal: ctx.signal,
-      backgroundAfterMs: args.background_after_seconds !== undefined ? args.background_after_seconds * 1000 : undefined,
+      backgroundAfterMs: handover.afterMs,
       // A terminal program stopped at a prompt would wait for the agent forever: hand it over.
       backgroundWhen: args.tty ? onWaitingForInput : undefined,
       onStart: (task) => {
@@ -206,14 +227,17 @@ export const bashTool = defineTool({
     }).catch(startFailed);
     const view = outputView(ctx.config, args);
     if (outcome === "backgrounded") {
+      void task.ended.then(finishSession);
+      if (handover.byCaller) notes.push(keepsRunningNote(task.id));
       const output = runOutput(task, view, { markRead: true });
-      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, ...pidFields(task), ...interactiveFields(task, view), ...sandboxFields(task) };
+      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, ...pidFields(task), ...interactiveFields(task, view), ...sandboxFields(task), ...(notes.length ? { notes } : {}) };
     }
+    finishSession();
     // Processes the command left running go on as a background task: its task_output goes on after this.
     const adopted = outcome === "left_running";
     const output = adopted ? runOutput(task, view, { markRead: true }) : runOutput(task, view, { keep: (t) => ctx.launcher.keepEnded(t) });
     if (outcome === "timeout") {
-      throw new CodedError("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, { ...context, timeout_seconds: timeoutSeconds, ...output, ...sandboxFields(task) });
+      throw new CodedError("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, { ...context, timeout_seconds: timeoutSeconds, ...output, ...sandboxFields(task), ...noted });
     }
     if (outcome === "cancelled") {
       throw new CodedError("IO_ERROR", "Command cancelled: the request was cancelled or the server is shutting down", { command: args.command, ...output });
@@ -234,6 +258,48 @@ export const bashTool = defineTool({
       ...(task.terminal ? { screen: screenText(task, view) } : {}),
       ...(adopted ? { left_running: { task_id: task.id!, ...leftovers! } } : leftovers ? { left_running_killed: leftovers } : {}),
       ...sandboxFields(task),
+      ...noted,
     };
   },
 });
+
+/** The directory a session's command runs in: where its last one ended, checked as any working directory is. */
+function sessionDirectory(ctx: ToolContext, name: string, dir: string, context: Record<string, unknown>): string {
+  try {
+    return checkWorkingDirectory(dir, ctx.cwd, ctx.allowedRoots, { ...context, session: name });
+  } catch (e) {
+    const err = asCodedError(e, "session directory", {});
+    throw new CodedError(err.code, `session '${name}' is in ${dir}, where no command may run now: ${err.message}. Give working_directory to move the session.`, { ...context, session: name });
+  }
+}
+
+/**
+ * A local command's environment (SPEC §23): the user's shell's exports, then the server's,
+ * then the session's, then the call's `env`; with BASH_ENV naming the prelude when there is
+ * something to define first (the user's aliases and functions, a session's end-state trap).
+ */
+function localEnv(
+  ctx: ToolContext,
+  args: { tty?: boolean; env?: Record<string, string> },
+  session: SessionCall | null,
+  notes: string[],
+  shell: ShellSnapshot | null,
+): Record<string, string> {
+  const note = snapshotNote(shell);
+  if (note) notes.push(note);
+  const agent = ctx.config.agent_env ? AGENT_ENV : undefined;
+  const extra = args.tty ? { ...agent, TERM: "xterm-256color" } : agent;
+  const overrides = session ? { ...session.env, ...args.env } : args.env;
+  let env = childEnv(overrides, { passthrough: ctx.config.env_passthrough, extra, shellEnv: shell && !shell.failure ? shell.env : undefined });
+  const definitions = shell && !shell.failure ? shell.definitions : "";
+  if (!session && !definitions) return env;
+  env = { ...env };
+  for (const name of session?.unset ?? []) if (!args.env || !(name in args.env)) delete env[name];
+  try {
+    env.BASH_ENV = preludeFile(definitions, env.BASH_ENV);
+    if (session) env[SESSION_OUT] = session.out;
+  } catch (e) {
+    notes.push(`Your shell's aliases and functions${session ? " and this session's state" : ""} are not available: ${(e as Error).message}`);
+  }
+  return env;
+}

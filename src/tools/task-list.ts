@@ -44,7 +44,8 @@ function resultSchema(): z.ZodType {
     spool_error: z.string().optional(),
     ...sandboxShape,
   });
-  return z.looseObject({ tasks: z.array(entry) });
+  const session = z.object({ name: z.string(), cwd: z.string() });
+  return z.looseObject({ tasks: z.array(entry), sessions: z.array(session).optional() });
 }
 
 export const taskListTool = defineTool({
@@ -53,7 +54,7 @@ export const taskListTool = defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
     "List background tasks. " +
-    "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?}]}",
+    "Returns: {tasks: [{task_id, task_type, kind, status, command?, prompt?, description?, name?, pid, host?, tty, started_at, ended_at?, exit_code?}], sessions?}",
   schema,
   result: resultSchema,
   async run(args, ctx) {
@@ -62,6 +63,7 @@ export const taskListTool = defineTool({
     const shown = ctx.registry.list().filter((t) => (which === "all" || (which === "running") === t.running) && (args.host === undefined || t.info.host === args.host));
     const tasks = shown.map(listEntry);
     ctx.registry.markFinalStatusRead(shown);
-    return { tasks };
+    const sessions = args.host === undefined ? ctx.sessions.list().map((s) => ({ name: s.name, cwd: s.cwd ?? ctx.cwd })) : [];
+    return sessions.length ? { tasks, sessions } : { tasks };
   },
 });

@@ -60,9 +60,9 @@ export const taskOutputTool = defineTool({
   title: "Read a task's output",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
-    "Status (running, completed, killed, lost) and output of background tasks; wait: true blocks until the end. only_new: out" +
-    "put since the last read; offset/length: raw log bytes. Returns: {task_id, task_type, kind, status, stdout, stderr?, exit" +
-    "_code?, signal?, stdout_total_bytes, stderr_total_bytes, duration_ms, screen?} | {results, finished}",
+    "Status (running, completed, killed, lost) and output of background tasks; wait: true blocks until the end; offset/length" +
+    ": raw log bytes. Returns: {task_id, task_type, kind, status, stdout, stderr?, exit_code?, signal?, stdout_total_bytes, st" +
+    "derr_total_bytes, duration_ms, screen?} | {results, finished}",
   schema,
   aliases: { timeout: "timeout_seconds" },
   result: resultSchema,
@@ -76,7 +76,9 @@ export const taskOutputTool = defineTool({
       // While it waits, a client that asked for progress hears about it, as during a long bash.
       const stopProgress = ctx.progress ? startProgress(tasks, ctx.progress) : undefined;
       try {
-        await firstOf({ promises: { ended: until === "any" ? Promise.race(ended) : Promise.all(ended) }, timeoutMs: args.timeout_seconds * 1000, signal: ctx.signal });
+        // A wait ends before the client would give up on it (SPEC §23): the status then says running.
+        const timeoutMs = Math.min(args.timeout_seconds * 1000, ctx.answerBy === undefined ? Infinity : Math.max(0, ctx.answerBy - Date.now()));
+        await firstOf({ promises: { ended: until === "any" ? Promise.race(ended) : Promise.all(ended) }, timeoutMs, signal: ctx.signal });
       } finally {
         stopProgress?.();
       }

@@ -55,10 +55,14 @@ export const taskTool = defineTool({
   result: resultSchema,
   taskSupport: "optional",
   async run(args, ctx) {
+    // It starts from the user's shell as a command does (SPEC §23).
+    const found = ctx.userShell();
+    const shell = found instanceof Promise ? await found : found;
+    const shellEnv = shell && !shell.failure ? shell.env : undefined;
     // The subagent's own API keys pass to it (it needs its login), never to `bash` commands.
-    const env = childEnv(args.env, { passthrough: [...ctx.config.env_passthrough, ...AGENT_KEYS] });
-    // The CLI comes from the server's own PATH: a call's env.PATH cannot swap in another `claude` (SPEC §20).
-    const serverPath = process.env.PATH ?? "";
+    const env = childEnv(args.env, { passthrough: [...ctx.config.env_passthrough, ...AGENT_KEYS], shellEnv });
+    // The CLI comes from the user's shell's or the server's own PATH: a call's env.PATH cannot swap in another `claude` (SPEC §20).
+    const serverPath = shellEnv?.PATH ?? process.env.PATH ?? "";
     const template = resolveAgentTemplate(ctx.config.agent_command, serverPath);
     if (!template) {
       throw new CodedError(

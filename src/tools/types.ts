@@ -7,6 +7,8 @@ import type { ConfirmationPolicy } from "../safety/command-guard.ts";
 import type { PendingConfirmations } from "../safety/confirmations.ts";
 import type { Sandbox } from "../sandbox/setup.ts";
 import type { SandboxMode } from "../sandbox/policy.ts";
+import type { ShellSnapshot } from "../runtime/shell-snapshot.ts";
+import type { Sessions } from "../host/sessions.ts";
 
 /** What a tool may use: the shared mechanisms of one ToolHost. */
 export interface ToolContext {
@@ -34,6 +36,12 @@ export interface ToolContext {
   progress?: (progress: number, message: string) => void;
   /** Told about each task the call launches, at once (the CLI's `run` streams its output live). */
   onTask?: (task: Task) => void;
+  /** The user's login shell, captured once (SPEC §23); null when config shell_snapshot is off. */
+  userShell(): ShellSnapshot | null | Promise<ShellSnapshot>;
+  /** The server's named sessions (SPEC §23). */
+  sessions: Sessions;
+  /** When (Date.now() ms) the caller gives up waiting: a foreground command still running then is handed over as a background task. */
+  answerBy?: number;
 }
 
 /** MCP tool hints, every one stated (MCP's defaults would call a tool destructive and open-world). */

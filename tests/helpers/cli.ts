@@ -32,6 +32,8 @@ export interface CliSandbox {
 export async function runCli(args: string[], opts: { env?: Record<string, string>; cwd?: string; stdin?: string } = {}): Promise<CliResult> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("AGENT_SHELL_")) env[k] = v;
+  // Not the machine's own login shell (tests/helpers/preload.ts).
+  if (process.env.AGENT_SHELL_SHELL_SNAPSHOT) env.AGENT_SHELL_SHELL_SNAPSHOT = process.env.AGENT_SHELL_SHELL_SNAPSHOT;
   Object.assign(env, opts.env);
   const t0 = performance.now();
   const proc = Bun.spawn([BINARY, ...args], {
