@@ -1,5 +1,5 @@
 import { CodedError } from "../errors.ts";
-import { classifyCommand } from "./patterns.ts";
+import { classifyCommand } from "./decide.ts";
 import type { PendingConfirmations } from "./confirmations.ts";
 import { type AskPerson, type ConfirmationQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "./person-confirmation.ts";
 

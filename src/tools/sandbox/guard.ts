@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { TaskSandbox } from "../../background/tasks/task.ts";
-import { classifyCommand, needsCaution } from "../../safety/patterns.ts";
+import { classifyCommand, needsCaution } from "../../safety/decide.ts";
 import { type ConfirmationQuestion, commandQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "../../safety/person-confirmation.ts";
 import { SANDBOX_MODES, strictness, type SandboxMode } from "../../sandbox/policy.ts";
 import type { SandboxRun } from "../../sandbox/setup.ts";
