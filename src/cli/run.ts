@@ -105,6 +105,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       },
       {
         signal: interrupted.signal,
+        connection: { client: "agent-shell run", transport: "cli" },
         onTask: (task) => {
           streamed = true;
           streamLive(task, spinner);

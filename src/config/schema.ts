@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RuleSchema } from "../safety/rules.ts";
 
 /**
  * One `[hosts.NAME]` table (SPEC §7, §16) with exactly one way in: an SSH host (`host`,
@@ -83,6 +84,12 @@ export const ConfigSchema = z
     confirm_by: z.enum(["auto", "person", "model"]).default("auto"),
     /** How long a person has to answer a confirmation question; unanswered runs nothing. */
     confirm_timeout_seconds: z.number().min(1).max(86_400).default(120),
+    /** The user's rules (SPEC §22): `[[rules]]` tables deciding allow, ask or deny per command. */
+    rules: z.array(RuleSchema).default([]),
+    /** The record of every call, `<state>/audit.jsonl` (SPEC §22). */
+    audit: z.boolean().default(true),
+    /** The audit file is rotated at this size; 5 files are kept. */
+    audit_max_bytes: z.number().int().min(1000).default(50 * 1024 * 1024),
   })
   .strict();
 

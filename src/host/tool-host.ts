@@ -35,6 +35,11 @@ import type { ToolInfo } from "./tool-list.ts";
 import { toolList } from "./tool-list.ts" with { type: "macro" };
 import { fromZodError } from "./invalid-arguments.ts";
 import { capResultSize } from "./result-size.ts";
+import { AuditLog, auditFile, type Connection } from "../audit/audit-log.ts";
+import { parserReady } from "../safety/bash-parser.ts";
+import type { CallNote } from "../safety/call-note.ts";
+import { projectRules } from "../safety/project-rules.ts";
+import { compileRules } from "../safety/rules.ts";
 
 export interface HostOptions {
   /** Working directory of the tools. (default: process.cwd()) */
@@ -60,6 +65,8 @@ export interface CallOptions {
   confirmationPolicy?: ConfirmationPolicy;
   /** Where this caller may run commands (a daemon connection's); the host's cwd and roots when absent. */
   scope?: CallScope;
+  /** Who is calling, for the audit record (a library caller when absent). */
+  connection?: Connection;
 }
 
 /** A caller's working directory and allowed roots (no roots: it may run no local command), and its sandbox mode. */
@@ -106,6 +113,8 @@ export class ToolHost {
   private readonly persistent: boolean;
   /** Whether prepare() has run. */
   private prepared = false;
+  /** The record of every call (SPEC §22); null with `audit = false`. */
+  private readonly audit: AuditLog | null;
   /** The result of each call run as an MCP task, by its task (gone with the task). */
   private readonly callResults = new WeakMap<Task, { result: Promise<ToolResult>; settled: boolean }>();
 
@@ -129,6 +138,7 @@ export class ToolHost {
     const budget = new StateBudget(maxStateBytes, (bytes) => this.registry.freeLogSpace(bytes, maxStateBytes));
     const streams = { bufferBytes: config.background_buffer_bytes, maxLogBytes: config.max_log_bytes, killGraceMs: config.kill_grace_seconds * 1000, budget };
     if (options.persist) recoverTasks(this.owner, this.registry, streams, (host) => this.sshHosts.runtime(host));
+    const configRules = compileRules(config.rules, "config");
     const launcher = new Launcher(this.registry, this.owner, {
       ...streams,
       // Spooling starts while memory still holds every earlier byte (its head half).
@@ -147,7 +157,12 @@ export class ToolHost {
       sandbox: this.sandbox,
       sandboxMode: this.sandbox.mode,
       confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },
+      rules: () => {
+        const project = projectRules(this.cwd).rules;
+        return project.length ? [...configRules, ...project] : configRules;
+      },
     };
+    this.audit = config.audit ? new AuditLog(auditFile(stateRoot), config.audit_max_bytes) : null;
     openHosts++;
     // A persistent registry recovers running tasks: everything is ready before it serves.
     if (this.persistent) this.prepare();
@@ -177,6 +192,7 @@ export class ToolHost {
   warm(): void {
     if (this.closing) return;
     this.prepare();
+    void parserReady(); // the bash grammar, loaded before the first command needs it
     void TOOLS.find((t) => t.name === "bash")?.schema;
     const mode = this.sandbox.mode;
     if (mode !== "off" && this.sandbox.unavailable) return;
@@ -194,14 +210,20 @@ export class ToolHost {
    * CodedError thrown anywhere below, or anything unexpected — becomes the SPEC's error shape.
    */
   async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolResult> {
+    const startedAt = performance.now();
+    const note: CallNote = {};
+    let result: ToolResult;
     try {
-      return capResultSize(withoutNulls(await this.run(name, args, options)));
+      result = capResultSize(withoutNulls(await this.run(name, args, options, note)));
     } catch (e) {
-      return capResultSize(withoutNulls(errorShape(e, name)));
+      result = capResultSize(withoutNulls(errorShape(e, name)));
     }
+    // The one observer of every call, of every face: recorded before the result is returned.
+    this.audit?.record({ tool: name, args, connection: options.connection ?? { transport: "library" }, cwd: options.scope?.cwd ?? this.cwd, note, result, startedAt });
+    return result;
   }
 
-  private run(name: string, args: unknown, options: CallOptions): Promise<ToolResult> {
+  private run(name: string, args: unknown, options: CallOptions, note?: CallNote): Promise<ToolResult> {
     this.prepare();
     const tool = this.byName.get(name);
     if (!tool) {
@@ -242,6 +264,7 @@ export class ToolHost {
       onTask: options.onTask,
       confirmations: options.confirmations ?? this.base.confirmations,
       confirmationPolicy: options.confirmationPolicy ?? this.base.confirmationPolicy,
+      note,
     };
     if (name === "task_list" && host === undefined) return this.withFarTasks(tool.run(parsed.data, ctx), given as Record<string, unknown>, signal);
     return tool.run(parsed.data, ctx);
