@@ -70,16 +70,20 @@ export function parseBash(line: string): ParsedLine {
   }
   try {
     const root = tree.rootNode;
-    if (root.hasError) out.unknown.push({ text: errorText(root, line), why: "the line is not valid bash as the parser reads it" });
-    walk(root, line, out);
+    const firstError = walk(root, line, out);
+    if (root.hasError) out.unknown.push({ text: firstError || line, why: "the line is not valid bash as the parser reads it" });
   } finally {
     tree.delete();
   }
   return out;
 }
 
+/** Nodes that hold no command and no redirection: their insides are not visited. */
+const NO_COMMANDS_INSIDE = new Set(["word", "command_name", "raw_string", "ansi_c_string", "number", "variable_name", "string_content", "file_descriptor", "test_operator", "special_variable_name", "comment", ";", "&&", "||", "|", "&"]);
+
 /** Every node, depth first, without recursion (a line can nest thousands deep). */
-function walk(root: Node, line: string, out: ParsedLine): void {
+function walk(root: Node, line: string, out: ParsedLine): string | null {
+  let firstError: string | null = null;
   const cursor = root.walk();
   // The type of each ancestor and how many siblings came before each, for the cursor's node.
   const parents: string[] = [];
@@ -88,15 +92,16 @@ function walk(root: Node, line: string, out: ParsedLine): void {
     for (;;) {
       const type = cursor.nodeType;
       if (type === "command") readCommand(cursor, line, parents[parents.length - 1], before[before.length - 1]!, out);
-      else if (type === "file_redirect") readRedirect(cursor.currentNode, out);
+      else if (type === "file_redirect") readRedirect(cursor, line, out);
+      else if (type === "ERROR") firstError ??= line.slice(cursor.startIndex, cursor.endIndex);
       else if (type === "function_definition" && out.forkBomb === null) out.forkBomb = forkBomb(cursor.currentNode);
-      if (cursor.gotoFirstChild()) {
+      if (!NO_COMMANDS_INSIDE.has(type) && cursor.gotoFirstChild()) {
         parents.push(type);
         before.push(0);
         continue;
       }
       while (!cursor.gotoNextSibling()) {
-        if (!cursor.gotoParent()) return;
+        if (!cursor.gotoParent()) return firstError;
         parents.pop();
         before.pop();
       }
@@ -169,13 +174,25 @@ function heredocText(node: Node): string | null {
   return body ? body.text : "";
 }
 
-function readRedirect(node: Node, out: ParsedLine): void {
-  const target = node.childForFieldName("destination");
-  if (!target) return;
-  const operator = node.text.slice(0, target.startIndex - node.startIndex);
-  if (!operator.includes(">")) return;
-  out.redirects.push({ text: node.text, target: wordOf(target) });
+/** An output redirection (`>`, `>>`, `&>`, `>|`): where it writes. The cursor is back on it when it returns. */
+function readRedirect(cursor: TreeCursor, line: string, out: ParsedLine): void {
+  const start = cursor.startIndex;
+  const end = cursor.endIndex;
+  if (!cursor.gotoFirstChild()) return;
+  let target: Word | null = null;
+  let operator = "";
+  do {
+    if (cursor.currentFieldName === "destination") {
+      target = cursor.nodeType === "word" ? plainWord(line.slice(cursor.startIndex, cursor.endIndex)) : wordOf(cursor.currentNode);
+      break;
+    }
+    operator += line.slice(cursor.startIndex, cursor.endIndex);
+  } while (cursor.gotoNextSibling());
+  cursor.gotoParent();
+  if (target && operator.includes(">")) out.redirects.push({ text: line.slice(start, end), target });
 }
+
+const plainWord = (text: string): Word => ({ text, value: plainValue(text) });
 
 /** `f(){ f | f & }; f`: a function whose body runs itself in a pipeline or in the background. */
 function forkBomb(node: Node): string | null {
@@ -231,10 +248,4 @@ function valueOf(node: Node): string | null {
     default:
       return null;
   }
-}
-
-/** The first part the parser could not read, for the message. */
-function errorText(root: Node, line: string): string {
-  const bad = root.descendantsOfType("ERROR")[0];
-  return bad ? bad.text || line : line;
 }

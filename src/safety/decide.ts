@@ -48,7 +48,9 @@ export function decideLine(line: string, rules: readonly Rule[] = [], where: Whe
   }
   let decision: Verdict = "allow";
   for (const item of items) decision = stricter(decision, item.decision);
-  return { decision, items, deciding: items.find((i) => i.decision === decision && decision !== "allow") ?? null };
+  // What a person reads first: a named entry or rule says more than "cannot be known".
+  const candidates = decision === "allow" ? [] : items.filter((i) => i.decision === decision);
+  return { decision, items, deciding: candidates.find((i) => i.by !== "unknown") ?? candidates[0] ?? null };
 }
 
 export type Classification =
