@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parserReady } from "../src/safety/bash-parser.ts";
+import { isPlainLine, parserReady } from "../src/safety/bash-parser.ts";
 import { readLine } from "../src/safety/command-line.ts";
 import { decideLine } from "../src/safety/decide.ts";
 import { projectRules, PROJECT_RULES_FILE, trustProject } from "../src/safety/project-rules.ts";
@@ -36,6 +36,19 @@ describe("the parser finds every simple command of a line", () => {
     ["\\rm 'a b'", ["rm a b"]],
   ])("%p", (line, expected) => {
     expect(commandsOf(line)).toEqual(expected);
+  });
+
+  // A line of plain words is split without the grammar; a trailing `;` sends the same line
+  // through the parser, which must find the same words.
+  test.each(["npm test", "  rm -rf /  ", "FOO=1 BAR=x=y rm a", "git -C repo push --force origin +main", "kill -0 1234", "timeout 5 nice -n 10 make", "mkfs.ext4 /dev/sda1", "chmod 777 /etc"])(
+    "plain words split like the parser reads them: %p",
+    (line) => {
+      expect(isPlainLine(line)).toBe(true);
+      expect(commandsOf(line)).toEqual(commandsOf(line + ";"));
+    },
+  );
+  test.each(["echo 'x'", "ls ~", "ls *.ts", "a#b", "if true", "time make", "a\nb", "x ! y", "{ a; }", "echo $HOME"])("not plain words, the parser reads it: %p", (line) => {
+    expect(isPlainLine(line)).toBe(false);
   });
 
   test.each([

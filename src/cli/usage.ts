@@ -33,6 +33,11 @@ Usage:
         What this kernel can contain, and what each sandbox mode enforces here.
         Sandbox modes (--sandbox, AGENT_SHELL_SANDBOX, config sandbox):
         workspace-write (default), read-only, off.
+  agent-shell rules check [--json] -- CMD...   the decision for a command line, per simple command
+  agent-shell rules test [FILE]               run the [[rules.examples]] of the rules (exit 1 on a wrong one)
+  agent-shell rules trust [DIR]               read DIR/.agent-shell.toml's rules, as it is now
+  agent-shell audit [--since 1h] [--tool NAME] [--decision D] [--json] [--follow]
+        The record of every call (<state>/audit.jsonl), one line a call.
   agent-shell VERB --help                    options and examples of each command
   agent-shell --version | --help
 

@@ -59,8 +59,39 @@ export function isParserReady(): boolean {
   return parser !== null;
 }
 
-/** Parses one command line (parserReady must have resolved). */
+/**
+ * A line of plain words only — no quote, expansion, operator, glob, comment or keyword —
+ * is split at blanks exactly as bash would: such a line needs no grammar (`npm test`,
+ * `ls -la src`), so a first simple command never waits for the grammar to load.
+ */
+const PLAIN = /^[ \t]*[A-Za-z0-9_./:,+@%=-]+(?:[ \t]+[A-Za-z0-9_./:,+@%=-]+)*[ \t]*$/;
+const KEYWORDS = new Set(["if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do", "done", "in", "function", "coproc", "time"]);
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+function plainWords(line: string): string[] | null {
+  if (line.length > 4096 || !PLAIN.test(line)) return null;
+  const words = line.trim().split(/[ \t]+/);
+  let at = 0;
+  while (at < words.length && ASSIGNMENT.test(words[at]!)) at++;
+  return KEYWORDS.has(words[at] ?? "") ? null : words.slice(at);
+}
+
+export function isPlainLine(line: string): boolean {
+  return plainWords(line) !== null;
+}
+
+/** Whether deciding about this line needs the grammar (parserReady) first. */
+export function needsParser(line: string): boolean {
+  return parser === null && !isPlainLine(line);
+}
+
+/** Parses one command line (parserReady must have resolved, unless needsParser says otherwise). */
 export function parseBash(line: string): ParsedLine {
+  const plain = plainWords(line);
+  if (plain) {
+    const commands = plain.length ? [{ words: plain.map((w) => ({ text: w, value: w })), text: line.trim(), input: null, pipedInput: false }] : [];
+    return { commands, redirects: [], unknown: [], forkBomb: null };
+  }
   if (!parser) throw new Error("the bash parser is not loaded yet (await parserReady())");
   const tree = parser.parse(line);
   const out: ParsedLine = { commands: [], redirects: [], unknown: [], forkBomb: null };

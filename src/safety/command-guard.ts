@@ -1,5 +1,5 @@
 import { CodedError } from "../errors.ts";
-import { parserReady } from "./bash-parser.ts";
+import { needsParser, parserReady } from "./bash-parser.ts";
 import { classification, decideLine } from "./decide.ts";
 import type { Rule } from "./rules.ts";
 import type { CallNote } from "./call-note.ts";
@@ -46,7 +46,7 @@ export async function confirmCommand(
   policy: ConfirmationPolicy,
   confirmations: PendingConfirmations,
 ): Promise<Record<string, unknown> | null> {
-  await parserReady();
+  if (needsParser(request.command)) await parserReady();
   const context = { command: request.command, description: request.description ?? null };
   const decided = decideLine(request.command, request.rules ?? [], { cwd: request.cwd, host: request.host });
   const verdict = classification(decided);

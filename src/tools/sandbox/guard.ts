@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { TaskSandbox } from "../../background/tasks/task.ts";
-import { parserReady } from "../../safety/bash-parser.ts";
+import { needsParser, parserReady } from "../../safety/bash-parser.ts";
 import { classifyCommand, needsCaution } from "../../safety/decide.ts";
 import { type ConfirmationQuestion, commandQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "../../safety/person-confirmation.ts";
 import { SANDBOX_MODES, strictness, type SandboxMode } from "../../sandbox/policy.ts";
@@ -35,7 +35,7 @@ export async function guardSandbox(
   ctx: ToolContext,
   args: { key: string; field: "command" | "prompt"; sandbox?: SandboxMode; confirmed?: boolean; description?: string; binding: string; cwd: string },
 ): Promise<{ mode: SandboxMode; alreadyConfirmed?: boolean } | { result: ToolResult }> {
-  await parserReady();
+  if (needsParser(args.key)) await parserReady();
   const server = ctx.sandboxMode;
   // A connection that asked for a looser default (a daemon hello) gets it call by call, confirmed like a per-call one (SPEC §20).
   const asked = args.sandbox ?? ctx.requestedSandboxMode;
