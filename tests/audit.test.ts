@@ -207,3 +207,41 @@ describe("rotation, audit = false, and the command line", () => {
     }
   });
 });
+
+describe("OpenTelemetry", () => {
+  test("with OTEL_EXPORTER_OTLP_ENDPOINT set, each call arrives at a local OTLP receiver as a span with the audit fields", async () => {
+    const bodies: unknown[] = [];
+    let arrived!: () => void;
+    const spanArrived = new Promise<void>((resolve) => (arrived = resolve));
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(req) {
+        const url = new URL(req.url);
+        if (req.method === "POST" && url.pathname === "/v1/traces") {
+          bodies.push(await req.json());
+          arrived();
+        }
+        return Response.json({});
+      },
+    });
+    const s = await startServer({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`, OTEL_BSP_SCHEDULE_DELAY: "100" } });
+    try {
+      await s.call("bash", { command: "echo traced", env: { API_KEY: "never-exported" } });
+      await spanArrived;
+      const spans = (bodies as any[]).flatMap((b) => b.resourceSpans.flatMap((r: any) => r.scopeSpans.flatMap((x: any) => x.spans)));
+      const span = spans.find((sp: any) => sp.name === "agent-shell bash");
+      expect(span).toBeDefined();
+      const attrs = Object.fromEntries(span.attributes.map((a: any) => [a.key, Object.values(a.value)[0]]));
+      expect(attrs["agent_shell.command"]).toBe("echo traced");
+      expect(attrs["agent_shell.connection.client"]).toBe("agent-shell-tests");
+      expect(attrs["agent_shell.decision"]).toBe("allow");
+      expect(Number(attrs["agent_shell.outcome.exit_code"])).toBe(0);
+      expect(attrs["agent_shell.env.API_KEY"]).toBe("<redacted>");
+      expect(JSON.stringify(bodies)).not.toContain("never-exported");
+    } finally {
+      await s.close();
+      receiver.stop(true);
+    }
+  });
+});

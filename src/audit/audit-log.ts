@@ -47,9 +47,9 @@ export class AuditLog {
   ) {}
 
   /** One call, as its result is about to be sent. Never throws: a full disk must not fail the call. */
-  record(call: { tool: string; args: unknown; connection: Connection; cwd: string; note: CallNote; result: ToolResult; startedAt: number }): void {
+  record(entry: AuditEntry): void {
     try {
-      this.append(JSON.stringify(entry(call)) + "\n");
+      this.append(JSON.stringify(entry) + "\n");
     } catch {
       // The call's answer matters more than its record; the next call tries again.
     }
@@ -85,7 +85,10 @@ export class AuditLog {
   }
 }
 
-function entry(call: { tool: string; args: unknown; connection: Connection; cwd: string; note: CallNote; result: ToolResult; startedAt: number }): AuditEntry {
+/** What one call is recorded as: who, what, where, the decision and the outcome. */
+export type CallRecord = { tool: string; args: unknown; connection: Connection; cwd: string; note: CallNote; result: ToolResult; startedAt: number };
+
+export function auditEntry(call: CallRecord): AuditEntry {
   const args = (typeof call.args === "object" && call.args !== null ? call.args : {}) as Record<string, unknown>;
   const r = call.result as Record<string, unknown>;
   const outcome: Record<string, unknown> = { duration_ms: Math.round(performance.now() - call.startedAt) };

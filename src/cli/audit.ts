@@ -60,16 +60,12 @@ export async function auditCommand(argv: string[]): Promise<number> {
     offset += Buffer.byteLength(text.slice(0, end));
     text.slice(0, end).split("\n").forEach(show);
   };
-  readNew();
-  if (!values.follow) return 0;
+  if (!values.follow) {
+    readNew();
+    return 0;
+  }
   await new Promise<void>((done) => {
-    const timer = setInterval(readNew, 500); // also after a rotation replaced the file being watched
-    let watcher: ReturnType<typeof watch> | null = null;
-    try {
-      watcher = watch(resolve(file, ".."), () => readNew());
-    } catch {
-      // polling alone
-    }
+    // Ctrl-C or a SIGTERM ends the following cleanly, whenever it comes.
     const stop = () => {
       clearInterval(timer);
       watcher?.close();
@@ -77,6 +73,14 @@ export async function auditCommand(argv: string[]): Promise<number> {
     };
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
+    const timer = setInterval(readNew, 500); // also after a rotation replaced the file being watched
+    let watcher: ReturnType<typeof watch> | null = null;
+    try {
+      watcher = watch(resolve(file, ".."), () => readNew());
+    } catch {
+      // polling alone
+    }
+    readNew();
   });
   return 0;
 }

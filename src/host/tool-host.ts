@@ -35,7 +35,8 @@ import type { ToolInfo } from "./tool-list.ts";
 import { toolList } from "./tool-list.ts" with { type: "macro" };
 import { fromZodError } from "./invalid-arguments.ts";
 import { capResultSize } from "./result-size.ts";
-import { AuditLog, auditFile, type Connection } from "../audit/audit-log.ts";
+import { type AuditEntry, AuditLog, auditEntry, auditFile, type Connection } from "../audit/audit-log.ts";
+import { otelExporter } from "../audit/otel.ts";
 import { parserReady } from "../safety/bash-parser.ts";
 import type { CallNote } from "../safety/call-note.ts";
 import { projectRules } from "../safety/project-rules.ts";
@@ -113,8 +114,9 @@ export class ToolHost {
   private readonly persistent: boolean;
   /** Whether prepare() has run. */
   private prepared = false;
-  /** The record of every call (SPEC §22); null with `audit = false`. */
-  private readonly audit: AuditLog | null;
+  /** Observers of every call (SPEC §22): the audit file, and OpenTelemetry when configured. */
+  private readonly observers: ((entry: AuditEntry) => void)[] = [];
+  private readonly telemetry = otelExporter(process.env);
   /** The result of each call run as an MCP task, by its task (gone with the task). */
   private readonly callResults = new WeakMap<Task, { result: Promise<ToolResult>; settled: boolean }>();
 
@@ -162,7 +164,11 @@ export class ToolHost {
         return project.length ? [...configRules, ...project] : configRules;
       },
     };
-    this.audit = config.audit ? new AuditLog(auditFile(stateRoot), config.audit_max_bytes) : null;
+    if (config.audit) {
+      const log = new AuditLog(auditFile(stateRoot), config.audit_max_bytes);
+      this.observers.push((entry) => log.record(entry));
+    }
+    if (this.telemetry) this.observers.push(this.telemetry.export);
     openHosts++;
     // A persistent registry recovers running tasks: everything is ready before it serves.
     if (this.persistent) this.prepare();
@@ -218,8 +224,11 @@ export class ToolHost {
     } catch (e) {
       result = capResultSize(withoutNulls(errorShape(e, name)));
     }
-    // The one observer of every call, of every face: recorded before the result is returned.
-    this.audit?.record({ tool: name, args, connection: options.connection ?? { transport: "library" }, cwd: options.scope?.cwd ?? this.cwd, note, result, startedAt });
+    // Every call of every face passes here: its record is made before the result is returned.
+    if (this.observers.length) {
+      const entry = auditEntry({ tool: name, args, connection: options.connection ?? { transport: "library" }, cwd: options.scope?.cwd ?? this.cwd, note, result, startedAt });
+      for (const observe of this.observers) observe(entry);
+    }
     return result;
   }
 
@@ -400,6 +409,7 @@ export class ToolHost {
       closeSpawners();
       closeKeptSandboxes({ kill: !this.owner.persistent });
       this.owner.close();
+      await this.telemetry?.shutdown();
       if (--openHosts === 0) watchdogClosedCleanly();
     })();
     return this.closing;
