@@ -5,6 +5,7 @@ import { CONFIG_HELP } from "./host-help.ts";
 import { defaultStateDir } from "../background/state/state-dir.ts";
 import { defaultMaxStateBytes } from "../background/output/state-budget.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
+import { makeWritableHomes } from "../sandbox/roots.ts";
 
 /** `agent-shell config show [--config FILE] [--json]`: every key, its value and its source. */
 export async function configCommand(argv: string[]): Promise<number> {
@@ -26,6 +27,9 @@ export async function configCommand(argv: string[]): Promise<number> {
   if (config.max_state_bytes === undefined) shown.max_state_bytes = defaultMaxStateBytes(String(shown.state_dir));
   if (config.sandbox === undefined) shown.sandbox = level.level ? "workspace-write" : `unavailable (running unsandboxed: ${level.missing})`;
   const extraRows: Array<[string, unknown, string]> = [["sandbox_level", level.level ?? "none", "detected"]];
+  // A sandbox_writable entry that is missing is made; one that cannot be is named here, never dropped in silence.
+  const unmade = config.sandbox === "off" ? [] : makeWritableHomes(config.sandbox_writable);
+  if (unmade.length) extraRows.push(["sandbox_writable_not_in_force", unmade, "checked"]);
   if (values.json) {
     const out = Object.fromEntries([
       ...keys.map((k) => [k, { value: shown[k] ?? null, source: sources[k] }]),

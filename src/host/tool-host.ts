@@ -117,6 +117,8 @@ export class ToolHost {
   /** Observers of every call (SPEC §22): the audit file, and OpenTelemetry when configured. */
   private readonly observers: ((entry: AuditEntry) => void)[] = [];
   private readonly telemetry = otelExporter(process.env);
+  /** Callers already told the sandbox's notes (withSandboxNotes). */
+  private readonly notesSaid = new WeakSet<object>();
   /** The result of each call run as an MCP task, by its task (gone with the task). */
   private readonly callResults = new WeakMap<Task, { result: Promise<ToolResult>; settled: boolean }>();
 
@@ -218,17 +220,34 @@ export class ToolHost {
   async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolResult> {
     const startedAt = performance.now();
     const note: CallNote = {};
+    const caller = options.confirmations ?? this.base.confirmations;
     let result: ToolResult;
     try {
-      result = capResultSize(withoutNulls(await this.run(name, args, options, note)));
+      result = capResultSize(withoutNulls(this.withSandboxNotes(await this.run(name, args, options, note), caller)));
     } catch (e) {
-      result = capResultSize(withoutNulls(errorShape(e, name)));
+      result = capResultSize(withoutNulls(this.withSandboxNotes(errorShape(e, name), caller)));
     }
     // Every call of every face passes here: its record is made before the result is returned.
     if (this.observers.length) {
       const entry = auditEntry({ tool: name, args, connection: options.connection ?? { transport: "library" }, cwd: options.scope?.cwd ?? this.cwd, note, result, startedAt });
       for (const observe of this.observers) observe(entry);
     }
+    return result;
+  }
+
+  /**
+   * The sandbox's notes (what its level cannot hold, config not in force) go on a caller's
+   * first result that says a sandbox level, not on every one (SPEC §25). A caller is known
+   * by its pending confirmations: one per MCP connection (createMcpServer), else the host's.
+   */
+  private withSandboxNotes(result: ToolResult, caller: object): ToolResult {
+    if (this.notesSaid.has(caller)) return result;
+    const context = result.context as Record<string, unknown> | undefined;
+    const where = typeof result.sandbox_level === "string" ? result : typeof context?.sandbox_level === "string" ? context : null;
+    if (!where) return result;
+    this.notesSaid.add(caller);
+    const notes = this.sandbox.notes(where.sandbox_level as string);
+    if (notes.length) where.sandbox_notes = notes;
     return result;
   }
 

@@ -11,10 +11,12 @@ export function sandboxInstructions(sandbox: Sandbox): string {
   }
   if (sandbox.mode === "off") return "The OS sandbox is off: local commands run without containment.";
   const level = sandbox.choice.level;
+  const notes = sandbox.notes(level ?? undefined);
   return (
     `Local commands run in an OS sandbox (mode ${sandbox.mode}, level ${level}): ` +
     (sandbox.mode === "read-only" ? "writes only to the temp dir; " : "writes only under the allowed paths, the temp dir and tool caches; ") +
-    `secrets (~/.ssh, ~/.aws, …) are unreadable. A failure it causes carries sandbox_denied with a hint; ` +
-    `a call may ask for sandbox: "off", which needs the user's confirmation.`
+    `secrets (~/.ssh, ~/.aws, …) are unreadable. A failure it causes carries sandbox_denied {kind, paths, hint}; ` +
+    `a call may ask for sandbox: "off", which needs the user's confirmation.` +
+    (notes.length ? ` Not held here: ${notes.join("; ")}.` : "")
   );
 }

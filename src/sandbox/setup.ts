@@ -1,7 +1,8 @@
 import { keptSandboxCommand } from "./bwrap.ts";
 import { sandboxLevel, type LevelChoice } from "./index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
-import { buildPolicy, type PolicyInputs, under } from "./roots.ts";
+import { levelGaps } from "./gaps.ts";
+import { buildPolicy, makeWritableHomes, type PolicyInputs, under } from "./roots.ts";
 
 /** Distinct policies kept (connections and CLI requests with roots of their own each make one). */
 const MAX_CACHED_RUNS = 64;
@@ -77,6 +78,7 @@ export class Sandbox {
   readonly explicit: boolean;
   private cache = new Map<string, SandboxRun>();
   private probed?: LevelChoice;
+  private unmade?: string[];
 
   constructor(private settings: SandboxSettings) {
     this.explicit = settings.mode !== undefined;
@@ -100,6 +102,19 @@ export class Sandbox {
   /** True when the default mode could not be applied (commands run uncontained). */
   get unavailable(): boolean {
     return this.mode !== "off" && this.choice.level === null;
+  }
+
+  /** sandbox_writable entries that do not exist and could not be made (tried once, at the first need). */
+  get writableProblems(): string[] {
+    return (this.unmade ??= this.mode === "off" ? [] : makeWritableHomes(this.settings.writable));
+  }
+
+  /**
+   * What is said once per connection, in the initialize instructions and on the first result
+   * (SPEC §25): what `level` cannot hold, and the sandbox_writable entries not in force.
+   */
+  notes(level: SandboxLevel | string | undefined): string[] {
+    return [...levelGaps(level), ...this.writableProblems];
   }
 
   /** The label and the wrapper for a call asking for `mode` (`task` subagents also write their state dirs). */

@@ -15,7 +15,7 @@ import { startDeclaredService } from "./services/declared-service.ts";
 import { envSchema, osString, outputParameters } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import type { ToolResult } from "../errors.ts";
-import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
+import { callSandbox, guardSandbox, refusePrivileged, sandboxParameter } from "./sandbox/guard.ts";
 import { sandboxFields } from "./sandbox/fields.ts";
 import { sandboxStartFailure } from "./sandbox/start.ts";
 import { resultShapes } from "./result-shapes.ts";
@@ -123,7 +123,7 @@ export const bashTool = defineTool({
     "g output keeps errors, tail and head; each omission is one '[… N lines truncated (bytes A-B of T total) …]' line: task_o" +
     "utput {task_id: output_task_id, stream, offset: A, length: B-A} reads it. Destructive commands ask the user or return n" +
     "eeds_confirmation (repeat with confirmed: true once approved). Returns: {command, exit_code, stdout, stderr, succ" +
-    "ess, duration_ms, sandbox, description?, output_task_id?, git_disarmed?, left_running?, left_running_killed?} | {task_id, status, pid} | {needs_confirmation, message}",
+    "ess, duration_ms, sandbox, sandbox_denied?, description?, output_task_id?, git_disarmed?, left_running?, left_running_killed?} | {task_id, status, pid} | {needs_confirmation, message}",
   schema,
   result: resultSchema,
   taskSupport: "optional",
@@ -150,6 +150,7 @@ export const bashTool = defineTool({
       ? null
       : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding, cwd });
     if (sandboxed && "result" in sandboxed) return sandboxed.result;
+    if (sandboxed) refusePrivileged(ctx, sandboxed.mode, args.command);
     const alreadyConfirmed = sandboxed?.alreadyConfirmed === true;
     const confirmation = await confirmCommand({ ...args, binding, cwd, alreadyConfirmed, rules: ctx.rules(), note: ctx.note }, ctx.confirmationPolicy, ctx.confirmations);
     if (confirmation) return confirmation;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DENIED_KINDS } from "../sandbox/denied.ts";
 
 /**
  * The pieces of the tools' result schemas (their MCP `outputSchema`, SPEC §12). Objects are
@@ -28,12 +29,15 @@ function build() {
     description: z.string().optional(),
   });
 
-  /** Where a task ran: `sandbox`, `sandbox_level` and `sandbox_denied` (SPEC §11). */
+  /** Where a task ran: `sandbox`, `sandbox_level` and `sandbox_denied` (SPEC §11, §25). */
   const sandboxShape = {
     sandbox: z.string().optional().describe("The sandbox mode applied: workspace-write, read-only, off, remote or unavailable."),
     sandbox_level: z.string().optional(),
-    sandbox_notes: z.array(z.string()).optional().describe("What this sandbox level cannot hold."),
-    sandbox_denied: z.looseObject({}).optional().describe("A failure that looks like the sandbox refused a path or the network."),
+    sandbox_notes: z.array(z.string()).optional().describe("What this sandbox level cannot hold, and config it could not apply (once per connection)."),
+    sandbox_denied: z
+      .object({ kind: z.enum(DENIED_KINDS), paths: z.array(z.string()), hint: z.string() })
+      .optional()
+      .describe("A failure the sandbox caused: what it refused (kind), where, and how to proceed."),
     git_disarmed: z
       .array(z.looseObject({ repository: z.string(), key: z.string(), value: z.string(), restore: z.string() }))
       .optional()

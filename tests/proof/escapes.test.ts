@@ -499,10 +499,17 @@ describe("survivors of a double SIGKILL", () => {
 });
 
 describe("what the Landlock level cannot hold is said", () => {
-  test("in sandbox check and in every result at that level", async () => {
-    const r = await landlock.call("bash", { command: "true" });
-    expect(r.sandbox_level).toBe("landlock");
-    expect(r.sandbox_notes.join("\n")).toContain("chmod");
+  test("in sandbox check, in the instructions and on the connection's first result (SPEC §25: once per connection)", async () => {
+    const fresh = await startServer({ cwd: work, env: { HOME: home, AGENT_SHELL_SANDBOX_LEVEL: "landlock" } });
+    try {
+      expect(fresh.client.getInstructions()).toContain("chmod");
+      const r = await fresh.call("bash", { command: "true" });
+      expect(r.sandbox_level).toBe("landlock");
+      expect(r.sandbox_notes.join("\n")).toContain("chmod");
+      expect((await fresh.call("bash", { command: "true" })).sandbox_notes).toBeUndefined();
+    } finally {
+      await fresh.close();
+    }
     const check = await runCli(["sandbox", "check", "--json"], { cwd: work, env: { HOME: home, AGENT_SHELL_SANDBOX_LEVEL: "landlock" } });
     expect(JSON.parse(check.stdout).not_held.join("\n")).toContain("chmod");
     const ns = await s.call("bash", { command: "true" });

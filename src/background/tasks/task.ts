@@ -57,6 +57,8 @@ export interface TaskSandbox {
   level?: string;
   /** Writable roots of the policy, to tell a denial outside them from any other failure. */
   writableRoots?: string[];
+  /** Paths hidden from commands (secrets, agent-shell's state): a denial there is of another kind. */
+  hidden?: string[];
   network?: boolean;
   /** What was undone of the command's plants (SPEC §25, §26), filled as it is found. */
   planted?: PlantReport;

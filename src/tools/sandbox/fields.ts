@@ -1,7 +1,7 @@
 import { type ByteSource, decode } from "../../background/output/index.ts";
 import type { Task } from "../../background/tasks/index.ts";
+import type { TaskSandbox } from "../../background/tasks/task.ts";
 import { detectSandboxDenied } from "../../sandbox/denied.ts";
-import { levelGaps } from "../../sandbox/gaps.ts";
 
 /** How much of the end of each stream is searched for permission errors. */
 const SCAN_BYTES = 64 * 1024;
@@ -12,21 +12,20 @@ function tailText(stream: ByteSource): string {
 
 /**
  * `sandbox` (the mode applied, `remote`, or `unavailable`) and `sandbox_level` for every
- * result about a task; `sandbox_denied` when a finished sandboxed command failed on a
- * path outside its writable roots (or on the network while it is off).
+ * result about a task; `sandbox_denied {kind, paths, hint}` when a finished sandboxed
+ * command failed on something the sandbox refused (SPEC §25). What the level cannot hold
+ * (`sandbox_notes`) is said once per connection (ToolHost), not here.
  */
 export function sandboxFields(task: Task): Record<string, unknown> {
   const sb = task.sandbox;
   if (!sb) return {};
   const fields: Record<string, unknown> = { sandbox: sb.mode };
   if (sb.level) fields.sandbox_level = sb.level;
-  const gaps = levelGaps(sb.level);
-  if (gaps.length) fields.sandbox_notes = [...gaps]; // results are the caller's (a library user may change them)
   if (sb.planted?.git.length) fields.git_disarmed = sb.planted.git.map((d) => ({ ...d }));
   if (sb.planted?.controls.length) fields.control_files_restored = [...new Set(sb.planted.controls)];
   const failed = task.exit !== null && (task.exit.code !== 0 || task.exit.signal !== null);
   if (failed && sb.writableRoots) {
-    const denied = deniedOf(task, sb.writableRoots, sb.network !== false);
+    const denied = deniedOf(task, sb, sb.writableRoots);
     if (denied) fields.sandbox_denied = denied;
   }
   return fields;
@@ -38,7 +37,7 @@ export function sandboxFields(task: Task): Record<string, unknown> {
  */
 const scans = new WeakMap<Task, { stdout: number; stderr: number; denied: ReturnType<typeof detectSandboxDenied> }>();
 
-function deniedOf(task: Task, writableRoots: string[], network: boolean): ReturnType<typeof detectSandboxDenied> {
+function deniedOf(task: Task, sb: TaskSandbox, writableRoots: string[]): ReturnType<typeof detectSandboxDenied> {
   // A tty task's stdout is its rendered text.
   const stdout = task.terminal?.text ?? task.stdout;
   // (A tty task's rendered text can change without growing: it is scanned each time.)
@@ -46,9 +45,12 @@ function deniedOf(task: Task, writableRoots: string[], network: boolean): Return
   if (known && known.stdout === stdout.total && known.stderr === task.stderr.total) return known.denied && { ...known.denied, paths: [...known.denied.paths] };
   const denied = detectSandboxDenied({
     output: `${tailText(stdout)}\n${tailText(task.stderr)}`,
+    command: task.info.command,
     cwd: task.info.cwd,
     writableRoots,
-    network,
+    hidden: sb.hidden,
+    network: sb.network !== false,
+    level: sb.level,
   });
   scans.set(task, { stdout: stdout.total, stderr: task.stderr.total, denied });
   return denied;

@@ -3,18 +3,20 @@ import type { TaskSandbox } from "../../background/tasks/task.ts";
 import { needsParser, parserReady } from "../../safety/bash-parser.ts";
 import { classifyCommand, needsCaution } from "../../safety/decide.ts";
 import { type ConfirmationQuestion, commandQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "../../safety/person-confirmation.ts";
+import { DENIED_HINTS, type SandboxDenied } from "../../sandbox/denied.ts";
+import { privilegedWord } from "../../sandbox/inside-words.ts";
 import { SANDBOX_MODES, strictness, type SandboxMode } from "../../sandbox/policy.ts";
 import type { SandboxRun } from "../../sandbox/setup.ts";
 import { CodedError, type ToolResult } from "../../errors.ts";
 import type { ToolContext } from "../types.ts";
 
-export const sandboxParameter = () => z.enum(SANDBOX_MODES).optional().describe("Looser than the server's asks first.");
+export const sandboxParameter = () => z.enum(SANDBOX_MODES).optional().describe("Looser modes ask first.");
 
 /** The containment of a call whose mode was settled by guardSandbox, in its validated `cwd`. */
 export function callSandbox(ctx: ToolContext, mode: SandboxMode, cwd: string, opts: { agent?: boolean } = {}): CallSandbox {
   const call = ctx.sandbox.forCall(mode, { ...opts, cwd, roots: ctx.allowedRoots });
   const report: TaskSandbox = { mode: call.label, ...(call.level ? { level: call.level } : {}) };
-  if (call.run) Object.assign(report, { writableRoots: call.run.policy.writableRoots, network: call.run.policy.network, planted: { git: [], controls: [] } });
+  if (call.run) Object.assign(report, { writableRoots: call.run.policy.writableRoots, hidden: call.run.policy.denyRead, network: call.run.policy.network, planted: { git: [], controls: [] } });
   return { run: call.run, report };
 }
 
@@ -84,6 +86,18 @@ function needsConfirmation(args: { key: string; field: "command" | "prompt"; des
     message: `${note}${what}: ${args.key}. Please confirm: ask the user, then call again with confirmed: true, the same ${args.field} and the same sandbox.`,
     ...(args.description !== undefined ? { description: args.description } : {}),
   };
+}
+
+/**
+ * A command that would run sandboxed and changes privileges (`sudo`, `su`…) is refused at
+ * once, never asked about first (SPEC §25): it cannot work inside, whatever a person says.
+ */
+export function refusePrivileged(ctx: ToolContext, mode: SandboxMode, command: string): void {
+  if (mode === "off" || ctx.sandbox.choice.level === null) return;
+  const word = privilegedWord(command);
+  if (!word) return;
+  const denied: SandboxDenied = { kind: "privilege", paths: [], hint: DENIED_HINTS.privilege };
+  throw new CodedError("BLOCKED", `Refused: '${word}' cannot work in the sandbox this command runs in. ${DENIED_HINTS.privilege}`, { command, sandbox: mode, sandbox_denied: denied });
 }
 
 /** A looser sandbox for one call, as a person would read it. */
