@@ -29,7 +29,10 @@ describe("the audit record over MCP", () => {
   beforeAll(async () => {
     configDir = realpathSync(mkdtempSync(join(tmpdir(), "as-audit-config-")));
     const config = join(configDir, "config.toml");
-    writeFileSync(config, '[[rules]]\nprefix = ["git", "push"]\ndecision = "deny"\nreason = "pushes go through CI"\n');
+    writeFileSync(
+      config,
+      '[[rules]]\nprefix = ["git", "push"]\ndecision = "deny"\nreason = "pushes go through CI"\n[[rules]]\nprefix = ["rm", "-f", "waived.txt"]\ndecision = "allow"\n',
+    );
     s = await startServer({ args: ["--config", config], env: { XDG_CONFIG_HOME: configDir } });
     file = join(s.stateDir, "audit.jsonl");
   });
@@ -93,6 +96,14 @@ describe("the audit record over MCP", () => {
     const ran = await s.call("bash", { command: "rm victim", confirmed: true });
     expect(ran.exit_code).toBe(0);
     expect(last()).toMatchObject({ decision: "ask", confirmed_by: "model", outcome: { exit_code: 0 } });
+  });
+
+  test("a caution waived by an allow rule: confirmed by the rule, which is named", async () => {
+    writeFileSync(join(s.cwd, "waived.txt"), "x");
+    const r = await s.call("bash", { command: "rm -f waived.txt" });
+    expect(r.exit_code).toBe(0);
+    expect(last()).toMatchObject({ decision: "allow", confirmed_by: "rule" });
+    expect(last().decided_by).toContain("prefix rm -f waived.txt");
   });
 
   test("every tool is recorded, not only bash", async () => {

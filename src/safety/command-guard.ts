@@ -52,8 +52,9 @@ export async function confirmCommand(
   const verdict = classification(decided);
   const note = request.note ?? {};
   note.decision = decided.decision;
-  note.decided_by = decided.deciding?.by ?? (decided.items.some((i) => i.rule) ? "rules" : "no rule or §6 entry");
-  if (decided.decision === "allow" && decided.items.some((i) => i.rule?.decision === "allow" && i.by.startsWith("rule"))) note.confirmed_by ??= "rule";
+  const waived = decided.items.find((i) => i.waived);
+  note.decided_by = decided.deciding?.by ?? waived?.by ?? decided.items.find((i) => i.rule)?.by ?? "no rule or §6 entry";
+  if (decided.decision === "allow" && waived) note.confirmed_by = "rule";
   if (verdict.kind === "blocked") {
     const rule = decided.deciding?.rule;
     throw new CodedError("BLOCKED", rule ? deniedMessage(decided.deciding!.what, decided.deciding!.command) : blockedMessage(verdict.what), context);

@@ -19,6 +19,8 @@ export type Item = {
   /** In words, for the message: the §6 entry's, or the rule's reason. */
   what: string;
   rule?: Rule;
+  /** The §6 caution an allow rule waived here. */
+  waived?: string;
 };
 
 export type LineDecision = { decision: Verdict; items: Item[]; deciding: Item | null };
@@ -42,7 +44,7 @@ export function decideLine(line: string, rules: readonly Rule[] = [], where: Whe
     const rule = rules.length ? matchRule(rules, commandViews(command.words).views, where) : null;
     if (rule && !(rule.decision === "allow" && entry && !namesWord(rule, entry.word))) {
       const what = rule.reason ?? (rule.decision === "allow" ? "allowed by a rule" : entry?.what ?? `a rule ${rule.decision === "deny" ? "denies" : "asks about"} it`);
-      items.push({ command: text, decision: rule.decision, by: ruleLabel(rule), what, rule });
+      items.push({ command: text, decision: rule.decision, by: ruleLabel(rule), what, rule, ...(rule.decision === "allow" && entry ? { waived: entry.what } : {}) });
     } else if (entry) items.push({ command: text, decision: "ask", by: "§6 caution", what: entry.what });
     else items.push({ command: text, decision: "allow", by: "no rule or §6 entry", what: "" });
   }
