@@ -86,7 +86,7 @@ export class AuditLog {
 }
 
 /** What one call is recorded as: who, what, where, the decision and the outcome. */
-export type CallRecord = { tool: string; args: unknown; connection: Connection; cwd: string; note: CallNote; result: ToolResult; startedAt: number };
+type CallRecord = { tool: string; args: unknown; connection: Connection; cwd: string; note: CallNote; result: ToolResult; startedAt: number };
 
 export function auditEntry(call: CallRecord): AuditEntry {
   const args = (typeof call.args === "object" && call.args !== null ? call.args : {}) as Record<string, unknown>;

@@ -55,10 +55,6 @@ export function parserReady(): Promise<void> {
   return loading;
 }
 
-export function isParserReady(): boolean {
-  return parser !== null;
-}
-
 /**
  * A line of plain words only — no quote, expansion, operator, glob, comment or keyword —
  * is split at blanks exactly as bash would: such a line needs no grammar (`npm test`,
@@ -235,7 +231,7 @@ function forkBomb(node: Node): string | null {
 }
 
 /** The word's value after quote removal, or null when an expansion decides it ($HOME counts as ~). */
-export function wordOf(node: Node): Word {
+function wordOf(node: Node): Word {
   return { text: node.text, value: valueOf(node) };
 }
 

@@ -11,11 +11,9 @@ import { commandViews, said } from "./command-word.ts";
 const SHELLS = new Set(["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox"]);
 const MAX_DEPTH = 8;
 
-export type LineCommands = ParsedLine;
-
-export function readLine(line: string, depth = 0): LineCommands {
+export function readLine(line: string, depth = 0): ParsedLine {
   const parsed = parseBash(line);
-  const nested: LineCommands[] = [];
+  const nested: ParsedLine[] = [];
   for (const command of parsed.commands) {
     const text = shellText(command);
     if (text === undefined) continue;
