@@ -56,6 +56,10 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./cli/kill.ts")).killCommand(rest);
     case "hosts":
       return (await import("./cli/hosts.ts")).hostsCommand(rest);
+    case "rules":
+      return (await import("./cli/rules.ts")).rulesCommand(rest);
+    case "audit":
+      return (await import("./cli/audit.ts")).auditCommand(rest);
     case "sandbox":
       return (await import("./cli/sandbox-check.ts")).sandboxCommand(rest);
     case "shell":

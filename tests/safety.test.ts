@@ -5,8 +5,11 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { blockedPattern, needsCaution } from "../src/safety/patterns.ts";
+import { blockedPattern, needsCaution } from "../src/safety/decide.ts";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
+import { parserReady } from "../src/safety/bash-parser.ts";
+
+await parserReady();
 
 // Real processes on a shared 2-core machine: bun's 5 s default is too tight under load.
 setDefaultTimeout(30_000);

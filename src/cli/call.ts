@@ -37,7 +37,7 @@ export async function callCommand(argv: string[]): Promise<number> {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
-    const result = await host.call(tool, args, { signal: interrupted.signal });
+    const result = await host.call(tool, args, { signal: interrupted.signal, connection: { client: "agent-shell call", transport: "cli" } });
     process.stdout.write(JSON.stringify(result, null, 2) + "\n");
     return isErrorResult(result) ? 1 : 0;
   } finally {

@@ -1,3 +1,4 @@
+import { needsParser, parserReady } from "../safety/bash-parser.ts";
 import type { ToolResult } from "../errors.ts";
 import type { DaemonClient } from "./daemon-client.ts";
 import { answerOnTerminal, confirmOnTerminal } from "./prompt.ts";
@@ -40,6 +41,7 @@ export async function callConfirmed(
   if (noTerminal && first.error_code === "BLOCKED") return { error: REFUSED, error_code: "BLOCKED", context: { command } };
   if (first.needs_confirmation !== true) return first;
   const where = { cwd: String(args.working_directory ?? process.cwd()), ...(typeof args.host === "string" ? { host: args.host } : {}) };
+  if (needsParser(command)) await parserReady();
   const approved = await confirmOnTerminal(yes)(commandQuestion(command, where));
   if (!approved) return { error: REFUSED, error_code: "BLOCKED", context: { command } };
   return client.call(name, { ...args, confirmed: true }, timeoutMs);

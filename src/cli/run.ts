@@ -1,3 +1,4 @@
+import { needsParser, parserReady } from "../safety/bash-parser.ts";
 import type { Task } from "../background/tasks/task.ts";
 import { PlainLines } from "./plain-lines.ts";
 import type { OutputStream } from "../background/output/stream.ts";
@@ -107,6 +108,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       },
       {
         signal: interrupted.signal,
+        connection: { client: "agent-shell run", transport: "cli" },
         onTask: (task) => {
           streamed = true;
           streamLive(task, spinner);
@@ -117,6 +119,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     let result = await call({});
     // A far-side host asks for its own confirmation: ask here, then repeat the call confirmed.
     if (result.needs_confirmation === true) {
+      if (needsParser(line)) await parserReady();
       const question = commandQuestion(line, { cwd: (values.cwd as string | undefined) ?? (remote !== undefined ? "~" : process.cwd()), host: remote });
       if (!(await confirmOnTerminal(values.yes as boolean | undefined, interrupted.signal)(question))) {
         return reportError("command cancelled: it needs confirmation (answer y at the prompt, or pass --yes when there is no terminal)", 1);

@@ -36,6 +36,11 @@ Usage:
   agent-shell shell check [--json]
         What local commands start from: your login shell's variables (names only),
         aliases, functions and options, and how long it took (shell_snapshot).
+  agent-shell rules check [--json] -- CMD...   the decision for a command line, per simple command
+  agent-shell rules test [FILE]               run the [[rules.examples]] of the rules (exit 1 on a wrong one)
+  agent-shell rules trust [DIR]               read DIR/.agent-shell.toml's rules, as it is now
+  agent-shell audit [--since 1h] [--tool NAME] [--decision D] [--json] [--follow]
+        The record of every call (<state>/audit.jsonl), one line a call.
   agent-shell VERB --help                    options and examples of each command
   agent-shell --version | --help
 

@@ -28,7 +28,7 @@ export interface LoadedConfig {
 
 const KEYS = Object.keys(ConfigSchema.shape) as Array<keyof Config>;
 /** Keys that cannot come from an environment variable (tables). */
-const FILE_ONLY = new Set<keyof Config>(["hosts"]);
+const FILE_ONLY = new Set<keyof Config>(["hosts", "rules"]);
 
 export function envName(key: string): string {
   return `AGENT_SHELL_${key.toUpperCase()}`;

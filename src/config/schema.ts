@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RuleSchema } from "../safety/rules.ts";
 
 /**
  * One `[hosts.NAME]` table (SPEC §7, §16) with exactly one way in: an SSH host (`host`,
@@ -87,6 +88,12 @@ export const ConfigSchema = z
     shell_snapshot: z.boolean().default(true),
     /** The MCP client's own tool timeout: a foreground call about to outlive it moves to the background (SPEC §23). */
     client_timeout_seconds: z.number().min(1).max(86_400).optional(),
+    /** The user's rules (SPEC §22): `[[rules]]` tables deciding allow, ask or deny per command. */
+    rules: z.array(RuleSchema).default([]),
+    /** The record of every call, `<state>/audit.jsonl` (SPEC §22). */
+    audit: z.boolean().default(true),
+    /** The audit file is rotated at this size; 5 files are kept. */
+    audit_max_bytes: z.number().int().min(1000).default(50 * 1024 * 1024),
   })
   .strict();
 

@@ -37,6 +37,12 @@ import type { ToolInfo } from "./tool-list.ts";
 import { toolList } from "./tool-list.ts" with { type: "macro" };
 import { fromZodError } from "./invalid-arguments.ts";
 import { capResultSize } from "./result-size.ts";
+import { type AuditEntry, AuditLog, auditEntry, auditFile, type Connection } from "../audit/audit-log.ts";
+import { otelExporter } from "../audit/otel.ts";
+import { parserReady } from "../safety/bash-parser.ts";
+import type { CallNote } from "../safety/call-note.ts";
+import { projectRules } from "../safety/project-rules.ts";
+import { compileRules } from "../safety/rules.ts";
 
 export interface HostOptions {
   /** Working directory of the tools. (default: process.cwd()) */
@@ -69,6 +75,8 @@ export interface CallOptions {
   answerBy?: number;
   /** Where this caller may run commands (a daemon connection's); the host's cwd and roots when absent. */
   scope?: CallScope;
+  /** Who is calling, for the audit record (a library caller when absent). */
+  connection?: Connection;
 }
 
 /** A caller's working directory and allowed roots (no roots: it may run no local command), and its sandbox mode. */
@@ -119,6 +127,9 @@ export class ToolHost {
   private readonly snapshotted: boolean;
   /** Whether prepare() has run. */
   private prepared = false;
+  /** Observers of every call (SPEC §22): the audit file, and OpenTelemetry when configured. */
+  private readonly observers: ((entry: AuditEntry) => void)[] = [];
+  private readonly telemetry = otelExporter(process.env);
   /** Callers already told the sandbox's notes (withSandboxNotes). */
   private readonly notesSaid = new WeakSet<object>();
   /** The result of each call run as an MCP task, by its task (gone with the task). */
@@ -145,6 +156,7 @@ export class ToolHost {
     const budget = new StateBudget(maxStateBytes, (bytes) => this.registry.freeLogSpace(bytes, maxStateBytes));
     const streams = { bufferBytes: config.background_buffer_bytes, maxLogBytes: config.max_log_bytes, killGraceMs: config.kill_grace_seconds * 1000, budget };
     if (options.persist) recoverTasks(this.owner, this.registry, streams, (host) => this.sshHosts.runtime(host));
+    const configRules = compileRules(config.rules, "config");
     const launcher = new Launcher(this.registry, this.owner, {
       ...streams,
       // Spooling starts while memory still holds every earlier byte (its head half).
@@ -165,7 +177,16 @@ export class ToolHost {
       confirmationPolicy: options.confirmationPolicy ?? { kind: "pending" },
       userShell: () => (this.snapshotted ? userShell() : null),
       sessions: new Sessions(),
+      rules: () => {
+        const project = projectRules(this.cwd).rules;
+        return project.length ? [...configRules, ...project] : configRules;
+      },
     };
+    if (config.audit) {
+      const log = new AuditLog(auditFile(stateRoot), config.audit_max_bytes);
+      this.observers.push((entry) => log.record(entry));
+    }
+    if (this.telemetry) this.observers.push(this.telemetry.export);
     openHosts++;
     // A persistent registry recovers running tasks: everything is ready before it serves.
     if (this.persistent) this.prepare();
@@ -197,6 +218,7 @@ export class ToolHost {
   warm(): void {
     if (this.closing) return;
     this.prepare();
+    void parserReady(); // the bash grammar, loaded before the first command needs it
     void TOOLS.find((t) => t.name === "bash")?.schema;
     const mode = this.sandbox.mode;
     if (mode !== "off" && this.sandbox.unavailable) return;
@@ -214,12 +236,21 @@ export class ToolHost {
    * CodedError thrown anywhere below, or anything unexpected — becomes the SPEC's error shape.
    */
   async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolResult> {
+    const startedAt = performance.now();
+    const note: CallNote = {};
     const caller = options.confirmations ?? this.base.confirmations;
+    let result: ToolResult;
     try {
-      return capResultSize(withoutNulls(this.withSandboxNotes(await this.run(name, args, options), caller)));
+      result = capResultSize(withoutNulls(this.withSandboxNotes(await this.run(name, args, options, note), caller)));
     } catch (e) {
-      return capResultSize(withoutNulls(this.withSandboxNotes(errorShape(e, name), caller)));
+      result = capResultSize(withoutNulls(this.withSandboxNotes(errorShape(e, name), caller)));
     }
+    // Every call of every face passes here: its record is made before the result is returned.
+    if (this.observers.length) {
+      const entry = auditEntry({ tool: name, args, connection: options.connection ?? { transport: "library" }, cwd: options.scope?.cwd ?? this.cwd, note, result, startedAt });
+      for (const observe of this.observers) observe(entry);
+    }
+    return result;
   }
 
   /**
@@ -238,7 +269,7 @@ export class ToolHost {
     return result;
   }
 
-  private run(name: string, args: unknown, options: CallOptions): Promise<ToolResult> {
+  private run(name: string, args: unknown, options: CallOptions, note?: CallNote): Promise<ToolResult> {
     this.prepare();
     const tool = this.byName.get(name);
     if (!tool) {
@@ -280,6 +311,7 @@ export class ToolHost {
       answerBy: options.answerBy,
       confirmations: options.confirmations ?? this.base.confirmations,
       confirmationPolicy: options.confirmationPolicy ?? this.base.confirmationPolicy,
+      note,
     };
     if (name === "task_list" && host === undefined) return this.withFarTasks(tool.run(parsed.data, ctx), given as Record<string, unknown>, signal);
     return tool.run(parsed.data, ctx);
@@ -417,6 +449,7 @@ export class ToolHost {
       endShellSnapshots();
       closeKeptSandboxes({ kill: !this.owner.persistent });
       this.owner.close();
+      await this.telemetry?.shutdown();
       if (--openHosts === 0) watchdogClosedCleanly();
     })();
     return this.closing;

@@ -43,6 +43,11 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
   // Confirmations belong to this connection: another daemon client cannot use them, and
   // they are gone when it disconnects (a declined CLI prompt leaves nothing pending).
   const confirmations = new PendingConfirmations();
+  // Who is calling, for the audit record: the client's own name and version, and the face.
+  const connection = () => {
+    const client = server.getClientVersion();
+    return { client: client?.name, version: client?.version, transport: scope ? "daemon" : "mcp" };
+  };
   // Registered past the SDK Server's own tools/call wrapper, which parses every request a
   // second time and copies every result through its schema: callToolResult builds that shape.
   unwrappedSetRequestHandler(server)(CallToolRequestSchema, async (request, extra) => {
@@ -59,7 +64,7 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
             void extra
               .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: value, message } })
               .catch(() => {});
-    return callToolResult(await host.call(name, args, { signal: extra.signal, progress, confirmations, confirmationPolicy, scope, answerBy: deadline }));
+    return callToolResult(await host.call(name, args, { signal: extra.signal, progress, confirmations, confirmationPolicy, scope, answerBy: deadline, connection: connection() }));
   });
   /**
    * A task-augmented tools/call (SPEC §12): answered with the created task as soon as the
@@ -70,7 +75,7 @@ export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
     if (!host.tools.some((t) => t.name === name && t.execution?.taskSupport)) {
       throw new McpError(ErrorCode.MethodNotFound, `Tool '${name}' cannot run as a task; call it without \`task\` (bash and task can run as tasks).`);
     }
-    const started = await host.callAsTask(name, args, { confirmations, confirmationPolicy, scope });
+    const started = await host.callAsTask(name, args, { confirmations, confirmationPolicy, scope, connection: connection() });
     if (!("task" in started)) throw notStarted(started.result);
     const task = started.task;
     void started.result.then(() =>

@@ -1,5 +1,8 @@
 import { CodedError } from "../errors.ts";
-import { classifyCommand } from "./patterns.ts";
+import { needsParser, parserReady } from "./bash-parser.ts";
+import { classification, decideLine } from "./decide.ts";
+import type { Rule } from "./rules.ts";
+import type { CallNote } from "./call-note.ts";
 import type { PendingConfirmations } from "./confirmations.ts";
 import { type AskPerson, type ConfirmationQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "./person-confirmation.ts";
 
@@ -27,6 +30,10 @@ export interface CommandRequest {
   host?: string;
   /** This very call is already confirmed (the question about its looser sandbox named this command too). */
   alreadyConfirmed?: boolean;
+  /** The user's rules (SPEC §22), tried before the §6 table. */
+  rules?: readonly Rule[];
+  /** Where the decision and who confirmed are noted for the audit record. */
+  note?: CallNote;
 }
 
 /**
@@ -39,12 +46,37 @@ export async function confirmCommand(
   policy: ConfirmationPolicy,
   confirmations: PendingConfirmations,
 ): Promise<Record<string, unknown> | null> {
+  if (needsParser(request.command)) await parserReady();
   const context = { command: request.command, description: request.description ?? null };
-  const verdict = classifyCommand(request.command);
+  const decided = decideLine(request.command, request.rules ?? [], { cwd: request.cwd, host: request.host });
+  const verdict = classification(decided);
+  const note = request.note ?? {};
+  note.decision = decided.decision;
+  const waived = decided.items.find((i) => i.waived);
+  note.decided_by = decided.deciding?.by ?? waived?.by ?? decided.items.find((i) => i.rule)?.by ?? "no rule or §6 entry";
+  if (decided.decision === "allow" && waived) note.confirmed_by = "rule";
   if (verdict.kind === "blocked") {
-    throw new CodedError("BLOCKED", blockedMessage(verdict.what), context);
+    const rule = decided.deciding?.rule;
+    throw new CodedError("BLOCKED", rule ? deniedMessage(decided.deciding!.what, decided.deciding!.command) : blockedMessage(verdict.what), context);
   }
-  if (verdict.kind === "allowed" || request.alreadyConfirmed) return null;
+  if (verdict.kind === "allowed") return null;
+  if (request.alreadyConfirmed) {
+    note.confirmed_by ??= "person";
+    return null;
+  }
+  const approved = await confirmWith(request, policy, confirmations, verdict, note);
+  if (approved === null) note.confirmed_by ??= policy.kind === "person" ? "person" : policy.kind === "ask" ? "cli" : "model";
+  return approved;
+}
+
+async function confirmWith(
+  request: CommandRequest,
+  policy: ConfirmationPolicy,
+  confirmations: PendingConfirmations,
+  verdict: { what: string; part: string },
+  note: CallNote,
+): Promise<Record<string, unknown> | null> {
+  const context = { command: request.command, description: request.description ?? null };
   const binding = request.binding ?? request.command;
   const question: ConfirmationQuestion = { field: "command", text: request.command, cwd: request.cwd ?? "", host: request.host, reasons: [verdict.what], part: verdict.part };
   // A person is asked every time; the model's `confirmed` plays no part...
@@ -52,7 +84,10 @@ export async function confirmCommand(
     if (policy.kind === "nobody") throw refusedWithoutPerson(question);
     // ...unless the client answered this very request without its person: asking again would
     // reach the same client, so the model's retry is the confirmation (used once, as in §6).
-    if (request.confirmed && confirmations.consume(unaskedRecord(binding))) return null;
+    if (request.confirmed && confirmations.consume(unaskedRecord(binding))) {
+      note.confirmed_by = "model";
+      return null;
+    }
     const answer = await confirmByPerson(policy, question);
     if (answer.approved) return null;
     confirmations.request(unaskedRecord(binding));
@@ -91,6 +126,11 @@ function needsConfirmation(request: CommandRequest, what: string, unasked?: { de
       `This command may be destructive (${what}): ${request.command}. Please confirm execution: ask the user, then call again with confirmed: true and exactly the same arguments (command, working_directory, env, stdin, tty, host, sandbox).`,
     ...(request.description !== undefined ? { description: request.description } : {}),
   };
+}
+
+/** A user's rule denied it: its reason, and the command of the line it named. */
+export function deniedMessage(reason: string, command: string): string {
+  return `Command denied by the user's rules (${reason}): ${command.trim()}. Do it another way, or ask the user.`;
 }
 
 /** In words, never the internal pattern (SPEC §15): what the command would do, and what to do instead. */

@@ -1,11 +1,11 @@
 /**
- * What one command segment really runs: leading `NAME=value` assignments, shell keywords
- * (`then`, `do`, `!`…) and wrapper commands (`env`, `nice`, `nohup`, `timeout`, `time`,
- * `xargs`, `command`, `sudo`…) are stepped over, and the command word is normalized the
- * way the shell would find it (`\rm`, `'rm'` and `/usr/bin/rm` all run `rm`).
- * Each step yields a view `word + arguments` that the rules are matched against (built
- * by the caller only for words that have rules: most words have none).
+ * What one simple command really runs: wrapper commands (`env`, `nice`, `nohup`, `timeout`,
+ * `time`, `xargs`, `command`, `sudo`…) are stepped over, and the command word is normalized
+ * the way the shell would find it (`/usr/bin/rm` runs `rm`; quotes and backslashes were
+ * removed by the parser). Each step yields a view `word + arguments` that the §6 table and
+ * the user's rules are matched against.
  */
+import type { Word } from "./bash-parser.ts";
 
 /** Wrappers whose options take a separate value (`timeout -s KILL 5 rm`). */
 const WRAPPER_OPTIONS_WITH_VALUE: Record<string, ReadonlySet<string>> = {
@@ -21,89 +21,66 @@ const WRAPPER_OPTIONS_WITH_VALUE: Record<string, ReadonlySet<string>> = {
   exec: new Set(["-a"]),
 };
 const WRAPPERS = new Set([...Object.keys(WRAPPER_OPTIONS_WITH_VALUE), "command", "builtin", "nohup", "setsid", "chrt", "taskset", "unbuffer"]);
-/** Shell keywords after which a command word follows. */
-const KEYWORDS = new Set(["!", "then", "do", "else", "elif", "if", "while", "until"]);
 /** Wrappers that take one positional argument before the command (`timeout 5 rm`). */
 const POSITIONAL_BEFORE_COMMAND = new Set(["timeout", "chrt", "taskset"]);
 
 /** Beyond this many wrappers the command word is not worked out: the caller asks instead. */
 export const MAX_WRAPPERS = 8;
 
+/** One step: the normalized command word and the words after it. */
+export type View = { word: string; args: Word[] };
+
 export type CommandViews = {
-  /** The normalized command word after each step, the last being the command actually run. */
-  words: string[];
-  /** Where the arguments of each word start in the segment. */
-  argsAt: number[];
+  /** From the command as written to the command it finally runs (the last). */
+  views: View[];
   /** More wrappers than MAX_WRAPPERS: the real command word was not reached. */
   tooDeep: boolean;
 };
 
-const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=\S*/;
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
-/** The word as the shell would look it up: quotes and backslashes removed, directory dropped. */
+/** What a word says, as the shell would see it when its value is known. */
+export const said = (w: Word): string => w.value ?? w.text;
+
+/** The word as the shell would look it up: the directory dropped. */
 export function normalizeWord(word: string): string {
-  if (!/["'\\/]/.test(word)) return word;
-  const unquoted = word.replace(/["'\\]/g, "");
-  return unquoted.startsWith("/") ? unquoted.slice(unquoted.lastIndexOf("/") + 1) : unquoted;
+  return word.startsWith("/") ? word.slice(word.lastIndexOf("/") + 1) : word;
 }
 
-function skipSpaces(s: string, at: number): number {
-  while (at < s.length && (s[at] === " " || s[at] === "\t" || s[at] === "\r")) at++;
-  return at;
-}
-
-function wordAt(s: string, at: number): string {
-  let end = at;
-  while (end < s.length && s[end] !== " " && s[end] !== "\t" && s[end] !== "\r") end++;
-  return s.slice(at, end);
-}
-
-/** Every view of one segment, from the segment as written to the command it finally runs. */
-export function commandViews(segment: string): CommandViews {
-  const words: string[] = [];
-  const argsAt: number[] = [];
-  let at = skipSpaces(segment, 0);
-  for (let depth = 0; ; depth++) {
-    // NAME=value prefixes only set the environment of the command that follows.
-    for (let w = wordAt(segment, at); ASSIGNMENT.test(w); w = wordAt(segment, at)) at = skipSpaces(segment, at + w.length);
-    const raw = wordAt(segment, at);
-    if (raw === "") break;
-    const word = normalizeWord(raw);
-    const afterWord = at + raw.length;
-    words.push(word);
-    argsAt.push(afterWord);
-    if (!WRAPPERS.has(word) && !KEYWORDS.has(word)) break;
-    if (depth >= MAX_WRAPPERS) return { words, argsAt, tooDeep: true };
-    const next = skipWrapperArguments(word, segment, skipSpaces(segment, afterWord));
+/** Every view of one simple command, from the command as written to the command it finally runs. */
+export function commandViews(words: Word[]): CommandViews {
+  const views: View[] = [];
+  let at = 0;
+  for (let depth = 0; at < words.length; depth++) {
+    const word = normalizeWord(said(words[at]!));
+    views.push({ word, args: words.slice(at + 1) });
+    if (!WRAPPERS.has(word)) break;
+    if (depth >= MAX_WRAPPERS) return { views, tooDeep: true };
+    const next = skipWrapperArguments(word, words, at + 1);
     if (next === null) break;
     at = next;
   }
-  return { words, argsAt, tooDeep: false };
+  return { views, tooDeep: false };
 }
 
-/** Position of the wrapped command word, or null when this use of the wrapper runs none. */
-function skipWrapperArguments(wrapper: string, s: string, at: number): number | null {
+/** Index of the wrapped command word, or null when this use of the wrapper runs none. */
+function skipWrapperArguments(wrapper: string, words: Word[], at: number): number | null {
   const withValue = WRAPPER_OPTIONS_WITH_VALUE[wrapper];
   let positional = POSITIONAL_BEFORE_COMMAND.has(wrapper);
-  for (;;) {
-    const w = wordAt(s, at);
-    if (w === "") return null;
+  for (; at < words.length; at++) {
+    const w = said(words[at]!);
     if (wrapper === "command" && (w === "-v" || w === "-V")) return null; // a lookup, runs nothing
-    if (w === "--") return skipSpaces(s, at + w.length);
-    if (w.startsWith("-") && w.length > 1 && !KEYWORDS.has(wrapper)) {
-      at = skipSpaces(s, at + w.length);
-      if (withValue?.has(w)) at = skipSpaces(s, at + wordAt(s, at).length);
+    if (w === "--") return at + 1 < words.length ? at + 1 : null;
+    if (w.startsWith("-") && w.length > 1) {
+      if (withValue?.has(w)) at++;
       continue;
     }
-    if (wrapper === "env" && ASSIGNMENT.test(w)) {
-      at = skipSpaces(s, at + w.length);
-      continue;
-    }
+    if (wrapper === "env" && ASSIGNMENT.test(w)) continue;
     if (positional) {
       positional = false;
-      at = skipSpaces(s, at + w.length);
       continue;
     }
     return at;
   }
+  return null;
 }

@@ -1,17 +1,15 @@
 /**
- * Command safety classification: pure functions, table-tested.
- * The command line is split at command positions (commandSegments), each segment's real
- * command word is found past assignments and wrappers (commandViews), and only the rules
- * for that word are tried, anchored at the word. Every step is a linear scan, so any
- * command is classified in time proportional to its length (SPEC §14), and arguments of
- * other commands (`echo harm -rf /`) never match.
- * The redirect and fork-bomb rules are not about a command word and scan the whole text.
+ * The §6 table: what each simple command would do when it needs confirmation (caution) or
+ * is never run (blocked). Keyed by the command word of each view of the command (past
+ * wrappers, command-word.ts), and anchored at it: arguments of other commands (`echo harm
+ * -rf /`) and quoted text never match. Output redirections and the fork bomb are judged on
+ * what the parser found (bash-parser.ts). Pure functions, table-tested.
  */
-import { commandSegments } from "./command-segments.ts";
-import { commandViews, MAX_WRAPPERS } from "./command-word.ts";
+import type { Redirect, SimpleCommand } from "./bash-parser.ts";
+import { commandViews, MAX_WRAPPERS, said, type View } from "./command-word.ts";
 
 export type Rule = {
-  /** Tested against a view `word args…` of one segment (anchored at its start). */
+  /** Tested against a view `word args…` of one command (anchored at its start). */
   pattern: RegExp;
   /** What the command would do, in words, for the message. */
   what: string;
@@ -60,16 +58,14 @@ const BLOCKED_BY_WORD: Record<string, readonly Rule[]> = {
   chown: [{ pattern: /^chown\s+(?:\S+\s+)*\//, what: "changes the owner of system files" }],
 };
 
-/** Always refused wherever they appear in the text. */
-const BLOCKED_ANYWHERE: readonly Rule[] = [
-  { pattern: /(?:^|[^<>&0-9])[0-9&]?>>?\|?\s*\/dev\/(?:sd|nvme|hd|vd|xvd|mmcblk)/m, what: "overwrites a disk device" },
-  { pattern: /(?:^|[^<>&0-9])[0-9&]?>>?\|?\s*\/(?:etc|boot)\//m, what: "writes into system configuration under /etc or /boot" },
-  {
-    pattern: /(?:^|[^<>&0-9])[0-9&]?>>?\|?\s*(?:~|\$HOME|\$\{HOME\})\/\.(?:bash|profile|zsh)/m,
-    what: "rewrites the shell's start-up files",
-  },
-  { pattern: /:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/, what: "a fork bomb that exhausts the machine's processes" },
+/** Output redirections always refused, by where they write (`$HOME` counts as `~`). */
+const BLOCKED_TARGETS: readonly Rule[] = [
+  { pattern: /^\/dev\/(?:sd|nvme|hd|vd|xvd|mmcblk)/, what: "overwrites a disk device" },
+  { pattern: /^\/(?:etc|boot)\//, what: "writes into system configuration under /etc or /boot" },
+  { pattern: /^~\/\.(?:bash|profile|zsh)/, what: "rewrites the shell's start-up files" },
 ];
+
+export const FORK_BOMB = "a fork bomb that exhausts the machine's processes";
 
 /**
  * Harmless forms of caution words: they run without asking. Checked on the words of the
@@ -94,10 +90,10 @@ const EXEMPT_BY_WORD: Record<string, readonly Exemption[]> = {
   ],
 };
 
-function exempt(key: string, view: string): boolean {
+function exempt(key: string, view: View): boolean {
   const exemptions = EXEMPT_BY_WORD[key];
   if (!exemptions) return false;
-  const args = view.split(/[ \t\r]+/).filter(Boolean).slice(1);
+  const args = view.args.map(said);
   return exemptions.some((e) => e.test(args));
 }
 
@@ -158,44 +154,37 @@ function firstMatch(rules: readonly Rule[] | undefined, view: string): Rule | nu
   return null;
 }
 
-export type Classification =
-  | { kind: "blocked"; pattern: string; what: string }
-  /** `part`: the segment of the command line (one command) that needs the confirmation. */
-  | { kind: "caution"; what: string; part: string }
-  | { kind: "allowed" };
+/** A §6 entry a command matched: `word` is the command word it is keyed on (a rule naming it can waive a caution). */
+export type Entry = { kind: "blocked" | "caution"; what: string; word: string };
 
-/** Blocked beats caution beats allowed; every segment of the command is looked at. */
-export function classifyCommand(command: string): Classification {
-  for (const rule of BLOCKED_ANYWHERE) {
-    if (rule.pattern.test(command)) return { kind: "blocked", pattern: rule.pattern.source, what: rule.what };
+/** The §6 entry of one simple command: blocked beats caution; null when it needs neither. */
+export function tableEntry(command: SimpleCommand): Entry | null {
+  const { views, tooDeep } = commandViews(command.words);
+  let caution: Entry | null = null;
+  for (const view of views) {
+    const key = ruleKey(view.word);
+    const blockedRules = BLOCKED_BY_WORD[key];
+    const cautionRules: readonly Rule[] | undefined = caution === null ? CAUTION_BY_WORD[key] : undefined;
+    if (!blockedRules && !cautionRules) continue;
+    const text = viewText(view);
+    const blocked = firstMatch(blockedRules, text);
+    if (blocked) return { kind: "blocked", what: blocked.what, word: view.word };
+    const rule: Rule | null = cautionRules && !exempt(key, view) ? firstMatch(cautionRules, text) : null;
+    if (rule) caution = { kind: "caution", what: rule.what, word: view.word };
   }
-  let caution: { what: string; part: string } | null = null;
-  for (const segment of commandSegments(command)) {
-    const { words, argsAt, tooDeep } = commandViews(segment);
-    for (let i = 0; i < words.length; i++) {
-      const key = ruleKey(words[i]!);
-      const blockedRules = BLOCKED_BY_WORD[key];
-      const cautionRules: readonly Rule[] | undefined = caution === null ? CAUTION_BY_WORD[key] : undefined;
-      if (!blockedRules && !cautionRules) continue;
-      const raw = words[i]! + segment.slice(argsAt[i]!);
-      const view = key === "git" ? gitView(raw) : raw;
-      const blocked = firstMatch(blockedRules, view);
-      if (blocked) return { kind: "blocked", pattern: blocked.pattern.source, what: blocked.what };
-      const rule: Rule | null = cautionRules && !exempt(key, view) ? firstMatch(cautionRules, view) : null;
-      if (rule) caution = { what: rule.what, part: segment.trim() };
-    }
-    if (tooDeep && caution === null) caution = { what: `runs a command behind more than ${MAX_WRAPPERS} wrappers`, part: segment.trim() };
-  }
-  return caution === null ? { kind: "allowed" } : { kind: "caution", ...caution };
+  if (tooDeep && caution === null) caution = { kind: "caution", what: `runs a command behind more than ${MAX_WRAPPERS} wrappers`, word: views[0]?.word ?? "" };
+  return caution;
 }
 
-/** The pattern a command matches among the blocked ones, or null. */
-export function blockedPattern(command: string): string | null {
-  const c = classifyCommand(command);
-  return c.kind === "blocked" ? c.pattern : null;
+/** The §6 entry of an output redirection (always blocked when it has one). */
+export function redirectEntry(redirect: Redirect): Entry | null {
+  const rule = firstMatch(BLOCKED_TARGETS, said(redirect.target));
+  return rule ? { kind: "blocked", what: rule.what, word: ">" } : null;
 }
 
-export function needsCaution(command: string): boolean {
-  return classifyCommand(command).kind === "caution";
+/** `word args…` as one line, git's global options stepped over. */
+export function viewText(view: View): string {
+  let text = view.word;
+  for (const a of view.args) text += " " + said(a);
+  return ruleKey(view.word) === "git" ? gitView(text) : text;
 }
-

@@ -1,5 +1,5 @@
 import { CodedError } from "../errors.ts";
-import { classifyCommand } from "./patterns.ts";
+import { classifyCommand } from "./decide.ts";
 import { oneLine } from "./one-line.ts";
 
 /**

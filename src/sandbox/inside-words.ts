@@ -1,5 +1,6 @@
-import { commandSegments } from "../safety/command-segments.ts";
-import { commandViews } from "../safety/command-word.ts";
+import { needsParser } from "../safety/bash-parser.ts";
+import { readLine } from "../safety/command-line.ts";
+import { commandViews, said } from "../safety/command-word.ts";
 
 /**
  * Commands that cannot work inside the sandbox, known by their command word (wrappers and
@@ -13,11 +14,16 @@ const PRIVILEGED = new Set(["sudo", "su", "doas", "pkexec", "run0"]);
 /** agent-shell verbs that start or talk to a daemon (`run` stays inside the sandbox). */
 const DAEMON_VERBS = new Set(["up", "down", "start", "restart", "call", "daemon", "ps", "logs", "wait", "kill"]);
 
+/**
+ * Each view of each simple command the line runs (the bash parser's reading). These words
+ * explain a refusal, they do not enforce one (the sandbox does): before the grammar has
+ * loaded (the call's guard loads it for any line that needs it), nothing is found.
+ */
 function views(command: string): { word: string; args: string }[] {
+  if (needsParser(command)) return [];
   const out: { word: string; args: string }[] = [];
-  for (const segment of commandSegments(command)) {
-    const { words, argsAt } = commandViews(segment);
-    words.forEach((word, i) => out.push({ word: word.slice(word.lastIndexOf("/") + 1), args: segment.slice(argsAt[i]!) }));
+  for (const c of readLine(command).commands) {
+    for (const v of commandViews(c.words).views) out.push({ word: v.word, args: v.args.map(said).join(" ") });
   }
   return out;
 }

@@ -166,7 +166,7 @@ export const bashTool = defineTool({
     if (sandboxed && "result" in sandboxed) return sandboxed.result;
     if (sandboxed) refusePrivileged(ctx, sandboxed.mode, args.command);
     const alreadyConfirmed = sandboxed?.alreadyConfirmed === true;
-    const confirmation = await confirmCommand({ ...args, binding, cwd, alreadyConfirmed }, ctx.confirmationPolicy, ctx.confirmations);
+    const confirmation = await confirmCommand({ ...args, binding, cwd, alreadyConfirmed, rules: ctx.rules(), note: ctx.note }, ctx.confirmationPolicy, ctx.confirmations);
     if (confirmation) return confirmation;
     const contained = sandboxed ? callSandbox(ctx, sandboxed.mode, cwd) : { run: undefined, report: { mode: "remote" } };
     const background = args.run_in_background;

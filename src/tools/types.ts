@@ -3,6 +3,8 @@ import type { Launcher, Registry, Task } from "../background/tasks/index.ts";
 import type { Config } from "../config/schema.ts";
 import type { ToolResult } from "../errors.ts";
 import type { Runtime } from "../runtime/types.ts";
+import type { CallNote } from "../safety/call-note.ts";
+import type { Rule } from "../safety/rules.ts";
 import type { ConfirmationPolicy } from "../safety/command-guard.ts";
 import type { PendingConfirmations } from "../safety/confirmations.ts";
 import type { Sandbox } from "../sandbox/setup.ts";
@@ -30,6 +32,10 @@ export interface ToolContext {
   /** A looser default this caller asked for (a daemon connection's hello): each call using it is confirmed. */
   requestedSandboxMode?: SandboxMode;
   confirmationPolicy: ConfirmationPolicy;
+  /** The user's rules in force now: the config's, then the project's when trusted (SPEC §22). */
+  rules(): readonly Rule[];
+  /** The call's decision and who confirmed it, for the audit record. */
+  note?: CallNote;
   /** Aborted when the caller goes away (MCP cancellation, shutdown). */
   signal: AbortSignal;
   /** Present when the caller asked for progress notifications. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { TaskSandbox } from "../../background/tasks/task.ts";
-import { classifyCommand, needsCaution } from "../../safety/patterns.ts";
+import { needsParser, parserReady } from "../../safety/bash-parser.ts";
+import { classifyCommand, needsCaution } from "../../safety/decide.ts";
 import { type ConfirmationQuestion, commandQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "../../safety/person-confirmation.ts";
 import { DENIED_HINTS, type SandboxDenied } from "../../sandbox/denied.ts";
 import { privilegedWord } from "../../sandbox/inside-words.ts";
@@ -36,6 +37,7 @@ export async function guardSandbox(
   ctx: ToolContext,
   args: { key: string; field: "command" | "prompt"; sandbox?: SandboxMode; confirmed?: boolean; description?: string; binding: string; cwd: string },
 ): Promise<{ mode: SandboxMode; alreadyConfirmed?: boolean } | { result: ToolResult }> {
+  if (needsParser(args.key)) await parserReady();
   const server = ctx.sandboxMode;
   // A connection that asked for a looser default (a daemon hello) gets it call by call, confirmed like a per-call one (SPEC §20).
   const asked = args.sandbox ?? ctx.requestedSandboxMode;

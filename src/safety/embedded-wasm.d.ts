@@ -1,0 +1,5 @@
+// The parser's WebAssembly files, embedded by `with { type: "file" }`: the import is their path.
+declare module "*.wasm" {
+  const path: string;
+  export default path;
+}
