@@ -146,26 +146,58 @@ describe("choosing lines under the budget", () => {
     }
   });
 
-  test("a 300 KB line keeps its first and last 500 bytes", async () => {
+  test("a 300 KB line between short lines fills what the budget leaves with its head and tail, one marker between", async () => {
     const line = "<".repeat(100) + "m".repeat(299_800) + ">".repeat(100);
     const raw = `before\n${line}\nafter\n`;
     const { out } = shape(raw);
-    const [first, marker, last] = out.text.split("\n").slice(1, 4);
-    expect(first).toBe(line.slice(0, 500));
-    expect(marker).toBe(`[… part of 1 line truncated (bytes 507-299507 of ${raw.length} total) …]`);
-    expect(last).toBe(line.slice(-500));
+    const [before, first, marker, last, after] = out.text.split("\n");
+    expect([before, after]).toEqual(["before", "after"]);
+    expect(first!.length).toBe(last!.length);
+    expect(first!.length).toBeGreaterThan(3500);
+    expect(line.startsWith(first!)).toBe(true);
+    expect(line.endsWith(last!)).toBe(true);
+    expect(marker).toBe(`[… part of 1 line truncated (bytes ${7 + first!.length}-${7 + line.length - last!.length} of ${raw.length} total) …]`);
+    expect(shownBytes(out.text)).toBeLessThanOrEqual(8000);
     await accountsForAll(out.text, encoder.encode(raw));
   });
 
-  test("a 3 MB line, longer than both windows, keeps its first and last 500 bytes too", async () => {
+  test("a 99,781-byte one-line JSON document shows ~8,000 bytes: its head and tail up to the budget, one marker between", async () => {
+    let json = JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ["a", "b"] })));
+    json = json.slice(0, -1) + " ".repeat(99_781 - json.length) + "]";
+    expect(json.length).toBe(99_781);
+    const { out } = shape(json);
+    const [first, marker, last] = out.text.split("\n");
+    expect(out.text.split("\n")).toHaveLength(3);
+    expect(json.startsWith(first!) && json.endsWith(last!)).toBe(true);
+    expect(marker).toMatch(/^\[… part of 1 line truncated/);
+    expect(shownBytes(out.text)).toBeGreaterThan(7800);
+    expect(shownBytes(out.text)).toBeLessThanOrEqual(8000);
+    await accountsForAll(out.text, encoder.encode(json));
+  });
+
+  test("a budget of 1,000 still shows the start and end of a 20 MB line", async () => {
+    const raw = "{" + "x".repeat(20_000_000) + "}\n";
+    const { out } = shape(raw, "", { budget: 1000 });
+    const [first, marker, last] = out.text.split("\n");
+    expect(first!.startsWith("{x")).toBe(true);
+    expect(last!.endsWith("x}")).toBe(true);
+    expect(first!.length).toBeGreaterThan(250);
+    expect(marker).toMatch(/^\[… part of 1 line truncated/);
+    expect(shownBytes(out.text)).toBeLessThanOrEqual(1000);
+    await accountsForAll(out.text, encoder.encode(raw));
+  });
+
+  test("a 3 MB line, longer than both windows, shows its head and tail up to the budget, cut between characters", async () => {
     for (const end of ["\n", ""]) {
       const raw = "[" + "é".repeat(1_500_000) + "]" + end;
       const { out } = shape(raw);
       const [first, marker, last] = out.text.split("\n");
-      expect(Buffer.byteLength(first!)).toBe(499); // byte 500 is inside an 'é': the cut moves back
+      expect(Buffer.byteLength(first!) % 2).toBe(1); // "[" and whole 'é's: a cut never splits one
+      expect(Buffer.byteLength(first!)).toBeGreaterThan(3500);
       expect(first!.startsWith("[é")).toBe(true);
-      expect(marker).toMatch(/^\[… part of 1 line truncated \(bytes 499-\d+ of 3000002|3 total\) …\]$/);
+      expect(marker).toMatch(new RegExp(`^\\[… part of 1 line truncated \\(bytes ${Buffer.byteLength(first!)}-\\d+ of 300000[23] total\\) …\\]$`));
       expect(last!.endsWith("é]")).toBe(true);
+      expect(shownBytes(out.text)).toBeLessThanOrEqual(8000);
       await accountsForAll(out.text, encoder.encode(raw));
     }
   });
