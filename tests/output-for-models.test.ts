@@ -135,15 +135,34 @@ describe("shaping keeps what matters", () => {
     expect(r.stdout).toBe("Downloading 100% ###########\n");
   });
 
-  test("a 300 KB line keeps its first and last 500 bytes", async () => {
+  test("a 300 KB line between short lines shows its head and tail up to the budget, one marker between", async () => {
     const r = await s.call("bash", { command: "printf 'start\\n'; printf '<%.0s' $(seq 1 100); head -c 299800 /dev/zero | tr '\\0' m; printf '>%.0s' $(seq 1 100); printf '\\nend\\n'" });
     const lines = r.stdout.split("\n");
     expect(lines[0]).toBe("start");
-    expect(lines[1]).toBe("<".repeat(100) + "m".repeat(400));
-    expect(lines[2]).toBe(`[… part of 1 line truncated (bytes 506-299506 of ${r.stdout_total_bytes} total) …]`);
-    expect(lines[3]).toBe("m".repeat(400) + ">".repeat(100));
+    expect(lines[1]).toBe("<".repeat(100) + "m".repeat(lines[1].length - 100));
+    expect(lines[1].length).toBeGreaterThan(3500);
+    expect(lines[2]).toBe(`[… part of 1 line truncated (bytes ${6 + lines[1].length}-${6 + 300_000 - lines[3].length} of ${r.stdout_total_bytes} total) …]`);
+    expect(lines[3]).toBe("m".repeat(lines[3].length - 100) + ">".repeat(100));
     expect(lines[4]).toBe("end");
+    expect(shownTogether(r)).toBeLessThanOrEqual(8000);
     expect(await rebuildFrom(r.output_task_id, "stdout", r.stdout)).toBe(`start\n${"<".repeat(100)}${"m".repeat(299800)}${">".repeat(100)}\nend\n`);
+  });
+
+  test("one long JSON line fills the budget with its head and tail; max_bytes 1,000 still shows a 20 MB line's start and end", async () => {
+    const json = await s.call("bash", { command: `${process.execPath} -e 'console.log(JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ id: i, name: "item " + i }))))'` });
+    const [head, marker, tail] = json.stdout.split("\n");
+    expect(head.startsWith('[{"id":0,"name":"item 0"}')).toBe(true);
+    expect(marker).toMatch(/^\[… part of 1 line truncated/);
+    expect(tail.endsWith('{"id":1999,"name":"item 1999"}]')).toBe(true);
+    expect(shownTogether(json)).toBeGreaterThan(7800);
+    expect(shownTogether(json)).toBeLessThanOrEqual(8000);
+    const { task_id } = await s.call("bash", { command: "printf '{'; head -c 20000000 /dev/zero | tr '\\0' x; printf '}\\n'", run_in_background: true });
+    const r = await s.call("task_output", { task_id, wait: true, max_bytes: 1000 });
+    const [start, cut, end] = r.stdout.split("\n");
+    expect(start).toMatch(/^\{x{200,}$/);
+    expect(cut).toMatch(/^\[… part of 1 line truncated/);
+    expect(end).toMatch(/^x{200,}\}$/);
+    expect(shownTogether(r)).toBeLessThanOrEqual(1000);
   });
 
   test("5,000 lines of multi-byte text stay valid UTF-8", async () => {
@@ -285,6 +304,28 @@ describe("agent-aware children", () => {
       const all = r.stdout + r.stderr;
       for (const needle of ["math > broken sum", "math > broken greeting", "Expected: 5", "Received: 4", 'Expected: "hello there"', 'Received: "hello world"', "400 pass", "2 fail"]) expect(all).toContain(needle);
       expect(shownTogether(r)).toBeLessThanOrEqual(8000);
+    }
+  });
+
+  test("a real failing node --test run (TAP, 3 files, 300 passing, 2 failing): both not ok lines and their expected/actual lines survive, passing blocks fold", async () => {
+    const dir = mkdtempSync(join(s.cwd, "tap-"));
+    try {
+      const header = 'const test = require("node:test");\nconst assert = require("node:assert");\n';
+      const passing = (name: string, from: number, to: number) => `for (let i = ${from}; i < ${to}; i++) test("${name} adds " + i, () => assert.strictEqual(i + 1, 1 + i));\n`;
+      writeFileSync(join(dir, "a.test.js"), header + passing("a", 0, 100));
+      writeFileSync(join(dir, "b.test.js"), header + passing("b", 0, 50) + 'test("scale keeps integers", () => assert.strictEqual(4.5, 4));\n' + passing("b", 50, 100));
+      writeFileSync(join(dir, "c.test.js"), header + passing("c", 0, 100) + 'test("parse keeps names", () => assert.deepStrictEqual({ name: "a" }, { name: "b" }));\n');
+      const r = await s.call("bash", { command: "node --test --test-reporter=tap", working_directory: dir, timeout_seconds: 60 });
+      expect(r.exit_code).toBe(1);
+      expect(r.stdout_total_bytes).toBeGreaterThan(16_000);
+      for (const needle of ["not ok 151 - scale keeps integers", "4.5 !== 4", "expected: 4", "actual: 4.5", "not ok 302 - parse keeps names", "+   name: 'a'", "-   name: 'b'", "# pass 300", "# fail 2"]) expect(r.stdout).toContain(needle);
+      // The 5-line record of each passing test folds: a marker for similar lines stands for most of them.
+      const folded = markersOf(r.stdout).filter((m) => m.line.includes("similar lines"));
+      expect(folded.length).toBeGreaterThan(0);
+      expect(r.stdout.match(/^ok \d+ /gm)!.length).toBeLessThan(30);
+      expect(shownTogether(r)).toBeLessThanOrEqual(8000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -79,6 +79,15 @@ describe("folding repeats", () => {
     await accountsForAll(out.text, encoder.encode(raw));
   });
 
+  test("a block of lines repeated 300 times folds to first block, one marker, last block", () => {
+    const raw = Array.from({ length: 300 }, (_, i) => `# Subtest: adds ${i}\nok ${i + 1} - adds ${i}\n  ---\n  duration_ms: 0.${i}7\n  ...\n`).join("") + "1..300\n";
+    const { out } = shape(raw, "", { budget: 1000 });
+    const lines = out.text.split("\n");
+    expect(lines.slice(0, 5)).toEqual(["# Subtest: adds 0", "ok 1 - adds 0", "  ---", "  duration_ms: 0.07", "  ..."]);
+    expect(lines[5]).toMatch(/^\[… 1490 similar lines truncated/);
+    expect(lines.slice(6)).toEqual(["# Subtest: adds 299", "ok 300 - adds 299", "  ---", "  duration_ms: 0.2997", "  ...", "1..300", ""]);
+  });
+
   test("an error line and its context are never folded away", () => {
     const lines = Array.from({ length: 600 }, (_, i) => `[${i}/600] compiling`);
     lines.splice(300, 0, "src/main.rs:12:5: error[E0308]: mismatched types");

@@ -5,6 +5,7 @@
  * through a ByteSource and returns text.
  */
 import { decode } from "../decode.ts";
+import { markAssertionDetails } from "./assertion-details.ts";
 import { emitStream, type ShapedText } from "./emit.ts";
 import { filteredItems } from "./filtered-items.ts";
 import { foldRepeats } from "./fold.ts";
@@ -73,7 +74,7 @@ export function shapeOutput(requests: ShapeRequest[], opts: ShapeOptions): Shape
       return streams.map((items) => emitStream(items.map(withoutCut), items.map(() => true), 0));
     }
     const keep = baseKeep(budget);
-    streams = streams.map((items) => foldRepeats(items.map((it) => cutCost(it, keep))));
+    streams = streams.map((items) => foldRepeats(markAssertionDetails(items).map((it) => cutCost(it, keep))));
   } else {
     streams = streams.map((items) => items.map((it) => (it.kind === "line" ? { ...it, text: it.raw, bytes: it.end - it.start, reports: "plain" as const } : it)));
   }
