@@ -17,7 +17,7 @@ import { MIN_WINDOW, streamItems } from "./stream-items.ts";
 import { hasTerminalControl } from "./terminal-control.ts";
 
 export type { ByteSource } from "./items.ts";
-export type { ShapedText } from "./emit.ts";
+export { boundaryBefore, type ShapedText } from "./emit.ts";
 export { renderLine, hasTerminalControl } from "./terminal-control.ts";
 
 /** Lines split at each end of a stream, at least (a budget allows as many lines as it has bytes). */
