@@ -165,10 +165,13 @@ describe("bash output limits (8,000 bytes for stdout and stderr together, SPEC Â
     expect(r.stdout_path).toBeUndefined();
   });
 
-  test("a truncated result's stdout_path holds the full output", async () => {
+  test("a truncated result names its output task over MCP (not the log paths a model's commands cannot read), whose log holds the full output", async () => {
     const r = await s.call("bash", { command: "head -c 70000 /dev/zero | tr '\\0' q" });
     expect(r.stdout_truncated).toBe(true);
-    expect(statSync(r.stdout_path).size).toBe(70_000);
+    expect(r).not.toHaveProperty("stdout_path");
+    expect(r).not.toHaveProperty("stderr_path");
+    const full = await s.call("task_output", { task_id: r.output_task_id });
+    expect(statSync(full.stdout_path).size).toBe(70_000);
   });
 
   test("truncation never splits a multi-byte character", async () => {
