@@ -241,9 +241,7 @@ describe("choosing lines under the budget", () => {
         return out;
       },
     };
-    const t0 = performance.now();
-    const [out] = shapeOutput([{ source: flood, start: 0, end: total }], { budget: 8000 });
-    expect(performance.now() - t0).toBeLessThan(20_000);
+    const [out] = shapeOutput([{ source: flood, start: 0, end: total }], { budget: 8000 }); // its time: bench/guards.ts
     expect(out!.text).toContain("fatal: disk I/O err\n");
     expect(out!.text.length).toBeLessThan(10_000);
     const markers = markersOf(out!.text);
