@@ -118,7 +118,6 @@ describe("two shells share the daemon's tasks", () => {
     const slow = await start("--", `sleep ${marker}`);
     const t = await sb.run(["wait", "--timeout", "1", slow]);
     expect(t.code).toBe(124);
-    expect(t.ms).toBeLessThan(5000);
     expect((await sb.run(["kill", slow])).code).toBe(0);
     const killed = await sb.run(["wait", slow]);
     expect(killed.code).toBe(128 + 15);

@@ -241,7 +241,6 @@ describe("bash timeout", () => {
     expect(r.context.stdout).toBe("partial\n");
     expect(r.context.stderr).toBe("perr\n");
     expect(elapsed).toBeGreaterThanOrEqual(950);
-    expect(elapsed).toBeLessThan(10_000);
     expect(processesMatching(`sleep ${marker}`)).toEqual([]);
   });
 
@@ -268,10 +267,8 @@ describe("bash timeout", () => {
 
 describe("bash background start", () => {
   test("run_in_background returns {command, task_id: 'bg-N', status: 'running', description, pid} at once", async () => {
-    const marker = uniqueSleep(30);
-    const started = Date.now();
+    const marker = uniqueSleep(300); // outlasts the test: a start that waited for it would fail it
     const r = await s.call("bash", { command: `sleep ${marker}`, run_in_background: true, description: "bg sleep" });
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(r.command).toBe(`sleep ${marker}`);
     expect(r.task_id).toMatch(/^bg-\d+$/);
     expect(r.status).toBe("running");
@@ -324,10 +321,10 @@ describe("bash under pressure", () => {
   }, 90_000);
 
   test("foreground calls on one server run concurrently, not one after another", async () => {
-    const started = Date.now();
-    const results = await Promise.all([1, 2, 3].map((i) => s.call("bash", { command: `sleep 1; echo ${i}` })));
+    // Each call ends only once all three have begun: run one after another, the first would time out.
+    const all = "[ -e together-1 ] && [ -e together-2 ] && [ -e together-3 ]";
+    const results = await Promise.all([1, 2, 3].map((i) => s.call("bash", { command: `touch together-${i}; until ${all}; do sleep 0.05; done; echo ${i}`, timeout_seconds: 30 })));
     expect(results.map((r) => r.stdout)).toEqual(["1\n", "2\n", "3\n"]);
-    expect(Date.now() - started).toBeLessThan(2_800);
   });
 
   test("an exit code above 128 from `exit` is a plain exit code, with no signal field", async () => {
