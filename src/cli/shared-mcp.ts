@@ -24,7 +24,7 @@ export async function sharedMcp(values: HostFlags): Promise<number> {
   const sandbox = options.config?.sandbox; // this client's --sandbox (flag, env or its config), else the daemon's
   // Who confirms is this connection's own configuration too (SPEC §19), like `mcp` without --shared.
   const confirm = { confirm_by: options.config?.confirm_by, confirm_timeout_seconds: options.config?.confirm_timeout_seconds };
-  socket.write(`${JSON.stringify({ token: readDaemonToken(paths.socket), cwd, allow, ...(sandbox ? { sandbox } : {}), ...confirm, model: true })}\n`);
+  socket.write(`${JSON.stringify({ token: readDaemonToken(paths.socket), cwd, allow, ...(sandbox ? { sandbox } : {}), ...confirm })}\n`);
   socket.on("data", (chunk: Buffer) => {
     if (!process.stdout.write(chunk)) {
       socket.pause();

@@ -50,9 +50,7 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
     // Where this connection's calls may run: what its first line declares, else only the
     // daemon's configured allowed paths (never `/` for a client that declares nothing).
     const scope: CallScope = undeclaredScope(host);
-    // The CLI reads the log files; a model's client (`mcp --shared`) says so in its hello.
-    const face = { logPaths: true };
-    const server = createMcpServer(host, scope, face);
+    const server = createMcpServer(host, scope);
     server.setRequestHandler(AwaitOutputRequestSchema, ({ params: p }, extra) =>
       host.awaitOutput(p.task_id, { stdout: p.stdout_offset, stderr: p.stderr_offset }, p.timeout_ms, extra.signal),
     );
@@ -62,11 +60,7 @@ export async function serveDaemon(host: ToolHost, opts: DaemonServerOptions): Pr
       void server.close().catch(() => {});
       armIdle();
     });
-    const onHello = (hello: DaemonHello) => {
-      Object.assign(scope, declaredScope(hello, scope, host.sandbox.mode));
-      if (hello.model) face.logPaths = false;
-    };
-    void connectChecked(server, new SocketTransport(socket, { expect: token, onHello })).catch(() => socket.destroy());
+    void connectChecked(server, new SocketTransport(socket, { expect: token, onHello: (hello) => Object.assign(scope, declaredScope(hello, scope, host.sandbox.mode)) })).catch(() => socket.destroy());
   });
   host.onTaskEnd(() => armIdle());
 

@@ -3,7 +3,7 @@ import { McpError, ErrorCode, RELATED_TASK_META_KEY, type Result, type Task as M
 import type { Task } from "../background/tasks/index.ts";
 import { firstOf } from "../first-of.ts";
 import type { ToolHost } from "../host/tool-host.ts";
-import { callToolResult, type ResultFace } from "./call-result.ts";
+import { callToolResult } from "./call-result.ts";
 
 /** How often a client without notifications is told to poll tasks/get. */
 const POLL_INTERVAL_MS = 500;
@@ -32,10 +32,7 @@ export function mcpTask(task: Task, host: ToolHost): McpTask {
  * (see server.ts); their results are the calls' own, kept by the host.
  */
 export class RegistryTaskStore implements TaskStore {
-  constructor(
-    private readonly host: ToolHost,
-    private readonly face: ResultFace,
-  ) {}
+  constructor(private readonly host: ToolHost) {}
 
   createTask(): Promise<McpTask> {
     // The SDK calls this only on a handler's behalf; ours launch through ToolHost.callAsTask.
@@ -52,7 +49,7 @@ export class RegistryTaskStore implements TaskStore {
   }
 
   async getTaskResult(taskId: string): Promise<Result> {
-    return callToolResult(await this.host.taskResult(this.found(taskId)), this.face);
+    return callToolResult(await this.host.taskResult(this.found(taskId)));
   }
 
   /** The SDK asks for `cancelled` on tasks/cancel: the task's whole group is killed (SPEC §3.3). */
@@ -69,7 +66,7 @@ export class RegistryTaskStore implements TaskStore {
     const task = this.found(taskId);
     const result = this.host.taskResult(task);
     if ((await firstOf({ promises: { done: result }, signal })) === "aborted") throw new McpError(ErrorCode.InvalidRequest, "Request cancelled");
-    return { ...callToolResult(await result, this.face), _meta: { [RELATED_TASK_META_KEY]: { taskId } } };
+    return { ...callToolResult(await result), _meta: { [RELATED_TASK_META_KEY]: { taskId } } };
   }
 
   async listTasks(): Promise<{ tasks: McpTask[] }> {

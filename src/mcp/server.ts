@@ -17,17 +17,14 @@ import { VERSION } from "../version.ts";
 import { sandboxInstructions } from "../sandbox/describe.ts";
 import { PendingConfirmations } from "../safety/confirmations.ts";
 import { StdioTransport } from "./stdio-transport.ts";
-import { callToolResult, MODEL_FACE, type ResultFace } from "./call-result.ts";
+import { callToolResult } from "./call-result.ts";
 import { FlatSchemaValidator } from "./elicitation-validator.ts";
 import { connectionPolicy } from "./person-policy.ts";
 import { mcpTask, RegistryTaskStore } from "./registry-tasks.ts";
 
-/**
- * An MCP server over a ToolHost: tools/list, tools/call, MCP tasks, cancellation, progress
- * and notices. `face`: who reads the results (a model's client unless told otherwise).
- */
-export function createMcpServer(host: ToolHost, scope?: CallScope, face: ResultFace = MODEL_FACE): Server {
-  const taskStore = new RegistryTaskStore(host, face);
+/** An MCP server over a ToolHost: tools/list, tools/call, MCP tasks, cancellation, progress and notices. */
+export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
+  const taskStore = new RegistryTaskStore(host);
   const server = new Server(
     { name: "agent-shell", version: VERSION },
     {
@@ -60,7 +57,7 @@ export function createMcpServer(host: ToolHost, scope?: CallScope, face: ResultF
             void extra
               .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: value, message } })
               .catch(() => {});
-    return callToolResult(await host.call(name, args, { signal: extra.signal, progress, confirmations, confirmationPolicy, scope }), face);
+    return callToolResult(await host.call(name, args, { signal: extra.signal, progress, confirmations, confirmationPolicy, scope }));
   });
   /**
    * A task-augmented tools/call (SPEC §12): answered with the created task as soon as the

@@ -19,8 +19,6 @@ export interface DaemonHello {
   /** Who confirms this connection's calls, and how long its person has (SPEC §19; validated by the daemon). */
   confirm_by?: string;
   confirm_timeout_seconds?: number;
-  /** A model's client is behind this connection (`mcp --shared`): its results leave out log paths. */
-  model?: boolean;
 }
 
 function parseHello(line: string): DaemonHello | null {
@@ -33,7 +31,6 @@ function parseHello(line: string): DaemonHello | null {
     if (v.sandbox !== undefined && typeof v.sandbox !== "string") return null;
     if (v.confirm_by !== undefined && typeof v.confirm_by !== "string") return null;
     if (v.confirm_timeout_seconds !== undefined && typeof v.confirm_timeout_seconds !== "number") return null;
-    if (v.model !== undefined && typeof v.model !== "boolean") return null;
     return {
       token: v.token,
       cwd: v.cwd as string | undefined,
@@ -41,7 +38,6 @@ function parseHello(line: string): DaemonHello | null {
       sandbox: v.sandbox as string | undefined,
       confirm_by: v.confirm_by as string | undefined,
       confirm_timeout_seconds: v.confirm_timeout_seconds as number | undefined,
-      model: v.model as boolean | undefined,
     };
   } catch {
     return null;
