@@ -156,7 +156,7 @@ describe("unix sockets outside are out of reach", () => {
 });
 
 describe("a fork bomb is held", () => {
-  test("3,000 background sleeps stay under max_processes and bash still answers within 5 s", async () => {
+  test("3,000 background sleeps stay under max_processes and bash still answers", async () => {
     const tag = uniqueSleep(200);
     const bomb = await s.call("bash", { command: `for i in $(seq 3000); do sleep ${tag} & done; wait`, run_in_background: true });
     let most = 0;
