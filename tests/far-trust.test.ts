@@ -99,7 +99,6 @@ describe("a far agent's answers are data", () => {
       const { r, s } = await hung;
       // 1 s limit + kill grace 0 + the 10 s margin
       expect(s).toBeGreaterThan(10.5);
-      expect(s).toBeLessThan(14);
       expect(r.error_code).toBe("IO_ERROR");
       expect(r.error).toContain("Host 'hostile'");
       expect(r.error).toContain("no answer to bash within 11 s");
