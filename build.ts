@@ -3,7 +3,7 @@
  * is also what `bun run package` (scripts/package.ts) uses for every platform it ships.
  */
 import { mkdirSync, rmSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 
 /** Bun's cross-compilation targets of the platforms agent-shell ships (npm os-cpu → Bun target). */
 export const BUN_TARGETS = { "linux-x64": "bun-linux-x64", "linux-arm64": "bun-linux-arm64" } as const;
@@ -18,15 +18,15 @@ export const HELPER_OUT = resolve(import.meta.dir, "build/agent-shell-helper");
  * The spawn helper (src/runtime/spawn-helper/agent-shell-helper.c), static so that no loader
  * variable acts on it and it runs the same everywhere, for the target being compiled.
  */
-export function compileHelper(target: (typeof BUN_TARGETS)[keyof typeof BUN_TARGETS] = HOST_TARGET): void {
-  mkdirSync(resolve(import.meta.dir, "build"), { recursive: true });
+export function compileHelper(target: (typeof BUN_TARGETS)[keyof typeof BUN_TARGETS] = HOST_TARGET, out = HELPER_OUT): void {
+  mkdirSync(dirname(out), { recursive: true });
   const cc = Bun.which(HELPER_CC[target]) ?? (target === HOST_TARGET ? Bun.which("gcc") : null);
   if (!cc) {
     console.error(`${HELPER_CC[target]} is missing: run scripts/ensure-system-deps.sh (it installs gcc and the arm64 cross compiler)`);
     process.exit(1);
   }
   const source = resolve(import.meta.dir, "src/runtime/spawn-helper/agent-shell-helper.c");
-  const built = Bun.spawnSync([cc, "-static", "-O2", "-s", "-Wall", "-Werror", "-o", HELPER_OUT, source], { stdout: "inherit", stderr: "inherit" });
+  const built = Bun.spawnSync([cc, "-static", "-O2", "-s", "-Wall", "-Werror", "-o", out, source], { stdout: "inherit", stderr: "inherit" });
   if (built.exitCode !== 0) process.exit(1);
 }
 

@@ -9,7 +9,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer } from "../tests/helpers/mcp.ts";
-import { benchSsh } from "../tests/helpers/ssh-bench.ts";
+import { benchSsh } from "./ssh-bench.ts";
 import { startSshd } from "../tests/helpers/sshd.ts";
 
 const calls = Number(process.env.SSH_BENCH_CALLS ?? 100);

@@ -74,28 +74,26 @@ describe("a CI script with no TTY", () => {
 });
 
 describe("two shells share the daemon's tasks", () => {
-  test("one starts; the other sees it in ps, follows its logs (each line within 200 ms) and waits for its exit code", async () => {
-    // Each line carries the time it was written (ms since the epoch).
-    const id = await start("--", "for i in 1 2 3; do echo \"$(date +%s%3N) line $i\"; sleep 1; done; exit 3");
+  test("one starts; the other sees it in ps, follows its logs (each line as it is written) and waits for its exit code", async () => {
+    // Each line after the first is written only once the follower has shown the one before it
+    // (the test makes the file the task waits for): logs that did not stream would hang the task.
+    const id = await start("--", "for i in 1 2 3; do echo \"line $i\"; until [ -e seen-$i ] || [ $i = 3 ]; do sleep 0.05; done; done; exit 3");
     const ps = await sb.run(["ps"]);
     expect(ps.code).toBe(0);
     const row = ps.stdout.split("\n").find((l) => l.startsWith(`${id} `))!;
     expect(row).toMatch(new RegExp(`^${id}\\s+-\\s+running\\s+\\d+\\s+\\S+\\s+\\S+\\s+\\S+\\s+0\\s+-\\s+for i in`)); // §13 columns
 
     const follow = sb.spawn(["logs", "--follow", id]);
-    const lags: number[] = [];
     const lines: string[] = [];
-    const reading = readLines(follow.stdout, (line, at) => {
-      lines.push(line.replace(/^\d+ /, ""));
-      lags.push(at - Number(line.split(" ")[0]));
+    const reading = readLines(follow.stdout, (line) => {
+      lines.push(line);
+      writeFileSync(join(sb.cwd, `seen-${lines.length}`), "");
     });
     const wait = await sb.run(["wait", id]);
     expect(wait.code).toBe(3);
     expect(await follow.exited).toBe(0); // --follow ends when the task ends
     await reading;
     expect(lines).toEqual(["line 1", "line 2", "line 3"]);
-    // The first line may predate the follower; the ones written while following must arrive fast.
-    for (const lag of lags.slice(1)) expect(lag).toBeLessThan(200);
   });
 
   test("logs --tail N and --stderr; logs do not move the agent's read cursor", async () => {
@@ -118,7 +116,6 @@ describe("two shells share the daemon's tasks", () => {
     const slow = await start("--", `sleep ${marker}`);
     const t = await sb.run(["wait", "--timeout", "1", slow]);
     expect(t.code).toBe(124);
-    expect(t.ms).toBeLessThan(5000);
     expect((await sb.run(["kill", slow])).code).toBe(0);
     const killed = await sb.run(["wait", slow]);
     expect(killed.code).toBe(128 + 15);

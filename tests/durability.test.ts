@@ -1,9 +1,9 @@
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BINARY, type McpSession, startServer, waitForExit } from "./helpers/mcp.ts";
+import { alive, BINARY, type McpSession, startServer } from "./helpers/mcp.ts";
 import { processes, processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 
 // Real processes and servers: more than bun's 5 s default.
@@ -57,31 +57,34 @@ describe("no orphans", () => {
     await s.close();
   });
 
-  // The watchdog's passes after a crash are spread over 0.75 s of pauses (a spawn caught mid-exec
-  // is marked only after its exec); after a clean close one pass does, so it leaves at once.
-  const FOUR_PASS_PAUSES_MS = 750;
-  async function watchdogLifeAfter(end: (s: McpSession) => Promise<unknown>): Promise<number> {
+  // The watchdog's passes after a crash are spread over pauses of 0.05, 0.2 and 0.5 s (a spawn
+  // caught mid-exec is marked only after its exec); after a clean close one pass does.
+  /** The pauses (`sleep N` children) the watchdog takes once its server is gone, until it leaves. */
+  async function watchdogPausesAfter(end: (s: McpSession) => Promise<unknown>): Promise<string[]> {
     const s = await startServer();
     try {
       await s.call("bash", { command: "true" });
       const [dog] = processes().filter((p) => p.ppid === s.pid && p.cmdline.includes("agent-shell-watchdog"));
       expect(dog).toBeDefined();
       await end(s);
-      await waitForExit(s.pid, 5000);
-      const t0 = performance.now();
-      await waitForExit(dog!.pid, 5000);
-      return performance.now() - t0;
+      const seen = new Set<string>();
+      // Its children's command lines, read until it exits (each pause but the first lasts 50 ms or more).
+      while (alive(dog!.pid)) {
+        for (const p of processes()) if (p.ppid === dog!.pid && p.cmdline.startsWith("sleep ")) seen.add(p.cmdline);
+        await Bun.sleep(5);
+      }
+      return [...seen].sort();
     } finally {
       await s.close();
     }
   }
 
   test("a clean close: the watchdog makes one pass and leaves, without the crash passes", async () => {
-    expect(await watchdogLifeAfter((s) => s.close())).toBeLessThan(FOUR_PASS_PAUSES_MS);
+    expect((await watchdogPausesAfter((s) => s.close())).filter((c) => c !== "sleep 0")).toEqual([]);
   });
 
   test("a SIGKILLed server: the watchdog still makes all its passes", async () => {
-    expect(await watchdogLifeAfter(async (s) => process.kill(s.pid, "SIGKILL"))).toBeGreaterThanOrEqual(FOUR_PASS_PAUSES_MS - 50);
+    expect(await watchdogPausesAfter(async (s) => process.kill(s.pid, "SIGKILL"))).toEqual(expect.arrayContaining(["sleep 0.2", "sleep 0.5"]));
   });
 
   test("a private server started after a SIGKILLed one sweeps its leftovers", async () => {
@@ -113,14 +116,45 @@ describe("no orphans", () => {
   });
 });
 
+describe("meta.json", () => {
+  test("follows every transition: running from the start, killed when kill_shell answers, completed when task_output sees the end", async () => {
+    const s = await startServer();
+    const secs = uniqueSleep();
+    try {
+      const meta = (id: string) => {
+        const owner = readdirSync(join(s.stateDir, "owners"))[0]!;
+        return JSON.parse(readFileSync(join(s.stateDir, "owners", owner, "tasks", id, "meta.json"), "utf8"));
+      };
+      const long = await s.call("bash", { command: `sleep ${secs}`, run_in_background: true });
+      await s.call("task_output", { task_id: long.task_id });
+      expect(meta(long.task_id).status).toBe("running");
+      expect((await s.call("kill_shell", { task_id: long.task_id })).status).toBe("killed");
+      expect(meta(long.task_id).status).toBe("killed");
+      const short = await s.call("bash", { command: "exit 3", run_in_background: true });
+      expect((await s.call("task_output", { task_id: short.task_id, wait: true })).exit_code).toBe(3);
+      expect(meta(short.task_id)).toMatchObject({ status: "completed", exit_code: 3 });
+      expect(meta(short.task_id).ended_at).toBeString();
+      // The killed task's exit, once it arrives, is recorded too.
+      await s.call("task_output", { task_id: long.task_id, wait: true });
+      expect(meta(long.task_id)).toMatchObject({ status: "killed", signal: "SIGTERM" });
+    } finally {
+      await s.close();
+    }
+    expect(await waitNoProcess(`sleep ${secs}`, 500)).toEqual([]);
+  });
+});
+
 describe("persistent registry (mcp --persist)", () => {
   test("recovers after SIGSTOP+SIGKILL of server and watchdog: running stays killable, dead is lost with log, ids continue; a second live one is refused", async () => {
     const stateDir = freshDir("as-persist-");
+    const work = freshDir("as-persist-cwd-"); // where the task's commands see the test's file
     const secs = uniqueSleep();
     try {
-      const a = await startServer({ stateDir, args: ["--persist"] });
+      const a = await startServer({ stateDir, cwd: work, args: ["--persist"] });
       const alive = await a.call("bash", { command: `sleep ${secs}`, run_in_background: true });
-      const dies = await a.call("bash", { command: "echo last words; read -t 0.3 < /dev/zero; sleep 0.2", run_in_background: true });
+      // It ends when the test says so (a file appears), after its server is gone.
+      const go = join(work, `go-${secs}`);
+      const dies = await a.call("bash", { command: `echo last words; until [ -e ${go} ]; do sleep 0.05; done`, run_in_background: true });
       await a.call("task_output", { task_id: dies.task_id, wait: false });
 
       // A second live persistent registry on the same folder is refused, naming lock and pid.
@@ -136,9 +170,8 @@ describe("persistent registry (mcp --persist)", () => {
       process.kill(a.pid, "SIGKILL");
       await a.close();
       // Let the short task end while nobody owns it.
-      const start = Date.now();
-      while (Date.now() - start < 3000 && readFileSync(join(stateDir, "tasks", dies.task_id, "meta.json"), "utf8").includes('"running"') && processesMatching("read -t 0.3").length) await Bun.sleep(20);
-      await Bun.sleep(600);
+      writeFileSync(go, "");
+      expect(await waitNoProcess(go, 10_000)).toEqual([]);
 
       const b = await startServer({ stateDir, args: ["--persist"] });
       try {
@@ -149,6 +182,7 @@ describe("persistent registry (mcp --persist)", () => {
         ]);
         const lost = await b.call("task_output", { task_id: dies.task_id });
         expect(lost.status).toBe("lost");
+        expect(JSON.parse(readFileSync(join(stateDir, "tasks", dies.task_id, "meta.json"), "utf8")).status).toBe("lost");
         expect(lost.lost_reason).toBeString();
         expect(lost.stdout).toBe("last words\n");
         const next = await b.call("bash", { command: "true", run_in_background: true });
@@ -160,6 +194,7 @@ describe("persistent registry (mcp --persist)", () => {
       }
     } finally {
       rmSync(stateDir, { recursive: true, force: true });
+      rmSync(work, { recursive: true, force: true });
     }
   });
 });

@@ -147,25 +147,6 @@ describe("a container host", () => {
     expect(now.length).toBe(1);
     expect(now[0]).not.toBe(pipe);
   }, 60_000);
-
-  test("a call on the open pipe costs a fraction of the engine's exec (median foreground `true` ≤ 1/3 of `podman exec NAME true`)", async () => {
-    // At an agent's pace (a short gap between calls), as the far side's launchers made ahead expect.
-    const time = async (fn: () => Promise<unknown>, n: number) => {
-      const xs: number[] = [];
-      for (let i = 0; i < n; i++) {
-        await Bun.sleep(50);
-        const t0 = performance.now();
-        await fn();
-        xs.push(performance.now() - t0);
-      }
-      return xs.sort((a, b) => a - b)[Math.floor(n / 2)]!;
-    };
-    await near.call("bash", { command: "true", host: "box" }); // the pipe is open
-    const onPipe = await time(async () => expect((await near.call("bash", { command: "true", host: "box" })).exit_code).toBe(0), 15);
-    const engine = await time(async () => expect((await podman(["exec", box.name, "true"])).code).toBe(0), 7);
-    console.log(`far-side foreground true: ${onPipe.toFixed(1)} ms on the open pipe, podman exec true ${engine.toFixed(1)} ms`);
-    expect(onPipe).toBeLessThanOrEqual(engine / 3);
-  }, 60_000);
 });
 
 test("task_output reads task_ids of several hosts in one call: until all, and until any (the other wait cut short)", async () => {
@@ -181,9 +162,8 @@ test("task_output reads task_ids of several hosts in one call: until all, and un
   const sleep = uniqueSleep();
   const slow = await near.call("bash", { command: `sleep ${sleep}`, host: "box", run_in_background: true });
   const quick = await near.call("bash", { command: "sleep 0.3", run_in_background: true });
-  const t0 = performance.now();
   const any = await near.call("task_output", { task_ids: [slow.task_id, quick.task_id], wait: true, until: "any", timeout: 30 });
-  expect(performance.now() - t0).toBeLessThan(10_000);
+  // Answered at the quick one's end: the slow one still runs (its sleep outlasts the test).
   expect(any.finished).toEqual([quick.task_id]);
   expect(any.results.map((r: any) => r.status)).toEqual(["running", "completed"]);
   await near.call("kill_shell", { task_id: slow.task_id });

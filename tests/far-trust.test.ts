@@ -92,13 +92,13 @@ describe("a far agent's answers are data", () => {
       const t0 = performance.now();
       const hung = near.call("bash", { command: "hang", host: "hostile", timeout_seconds: 1 }).then((r) => ({ r, s: (performance.now() - t0) / 1000 }));
       await Bun.sleep(500); // the far call is on its way (nothing to wait on: it never answers)
-      const t1 = performance.now();
-      expect(await near.call("bash", { command: "echo here" })).toMatchObject({ stdout: "here\n", exit_code: 0 });
-      expect(performance.now() - t1).toBeLessThan(3000);
+      // Answered while the hung call still waits (it lasts over 10 s, checked below).
+      const here = near.call("bash", { command: "echo here" });
+      expect(await Promise.race([here.then(() => "here"), hung.then(() => "hung")])).toBe("here");
+      expect(await here).toMatchObject({ stdout: "here\n", exit_code: 0 });
       const { r, s } = await hung;
       // 1 s limit + kill grace 0 + the 10 s margin
       expect(s).toBeGreaterThan(10.5);
-      expect(s).toBeLessThan(14);
       expect(r.error_code).toBe("IO_ERROR");
       expect(r.error).toContain("Host 'hostile'");
       expect(r.error).toContain("no answer to bash within 11 s");

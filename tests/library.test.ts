@@ -62,3 +62,11 @@ test("bad arguments come back as INVALID_ARGUMENT results, not exceptions", asyn
   });
   expect(await host.call("nope", {})).toMatchObject({ error_code: "INVALID_ARGUMENT" });
 });
+
+test("a foreground result that left output out names its log files (the library, like the CLI, reads them)", async () => {
+  const r = await host.call("bash", { command: "seq 1 20000" });
+  expect(r.stdout_truncated).toBe(true);
+  expect(r.output_task_id).toMatch(/^bg-\d+$/);
+  expect(Bun.file(r.stdout_path as string).size).toBe(r.stdout_total_bytes as number);
+  expect(r.stderr_path).toMatch(/stderr\.log$/);
+});

@@ -7,7 +7,7 @@
  * libc6-arm64-cross). The package set is built once here, for the whole file.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { closeSync, mkdtempSync, openSync, readSync, realpathSync, rmSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
@@ -97,10 +97,11 @@ describe("bun run package", () => {
     expect(m.name).toBe("agent-shell");
     expect(m.version).toBe(V);
     expect(m.bin).toEqual({ "agent-shell": "bin/agent-shell.js" });
+    expect(m.exports).toEqual({ ".": { bun: "./lib/index.js" } });
     expect(m.optionalDependencies).toEqual({ "agent-shell-linux-x64": V, "agent-shell-linux-arm64": V });
     expect(m.dependencies).toBeUndefined();
     for (const hook of ["preinstall", "install", "postinstall", "prepare"]) expect(m.scripts?.[hook]).toBeUndefined();
-    expect(tarEntries(TARBALL.main)).toEqual(["package/README.md", "package/bin/agent-shell.js", "package/package.json"]);
+    expect(tarEntries(TARBALL.main)).toEqual(["package/README.md", "package/bin/agent-shell.js", "package/lib/index.js", "package/package.json"]);
   });
 
   test("each platform package declares os linux and its cpu, and carries one binary of that ELF machine", () => {
@@ -118,8 +119,9 @@ describe("bun run package", () => {
         scripts: undefined,
         bin: undefined,
       });
-      expect(tarEntries(tarball)).toEqual(["package/README.md", "package/bin/agent-shell", "package/package.json"]);
+      expect(tarEntries(tarball)).toEqual(["package/README.md", "package/bin/agent-shell", "package/bin/agent-shell-helper", "package/package.json"]);
       expect(elfMachine(binary)).toBe(machine);
+      expect(elfMachine(join(binary, "../agent-shell-helper"))).toBe(machine);
     }
   });
 });
@@ -204,6 +206,38 @@ describe("the ways people install MCP servers, from the tarballs", () => {
   test("npx runs it (npm exec with the packages)", async () => {
     const r = await run(["npm", "exec", "--yes", "--offline", `--package=${TARBALL.main}`, `--package=${TARBALL.x64}`, "--", "agent-shell", "--version"]);
     expect(r).toMatchObject({ code: 0, stdout: `agent-shell ${V}\n` });
+  });
+});
+
+describe("the library from the tarballs", () => {
+  test("bun add of the main and x64 tarballs into a fresh folder, then createToolHost runs `echo hi` under Bun, no build step", async () => {
+    const app = join(work, "app");
+    mkdirSync(app);
+    writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+    // Bun's cache in the test's folder: nothing of it stays behind.
+    const env = cleanEnv({ BUN_INSTALL_CACHE_DIR: join(work, "bun-cache") });
+    const bun = (argv: string[]) => {
+      const r = Bun.spawnSync(argv, { cwd: app, env, stdin: "ignore" });
+      return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+    };
+    // The platform package from its tarball; the main package's optional ones are not fetched.
+    const add = bun(["bun", "add", "--omit", "optional", TARBALL.x64, TARBALL.main]);
+    expect(add.stderr).not.toContain("error:");
+    expect(add.code).toBe(0);
+    writeFileSync(
+      join(app, "main.ts"),
+      'import { createToolHost } from "agent-shell";\n' +
+        `const host = createToolHost({ state_dir: ${JSON.stringify(join(work, "lib-state"))} });\n` +
+        'console.log(JSON.stringify(await host.call("bash", { command: "echo hi" })));\n' +
+        "await host.close();\n",
+    );
+    const r = bun(["bun", "main.ts"]);
+    expect(r.stderr).toBe("");
+    expect(JSON.parse(r.stdout)).toMatchObject({ stdout: "hi\n", exit_code: 0, success: true });
+    // The spawn helper it ran is the platform package's.
+    const helper = readFileSync(join(app, "node_modules/agent-shell-linux-x64/bin/agent-shell-helper"));
+    const copies = readdirSync(join(work, "lib-state/bin")).filter((f) => f.startsWith("agent-shell-helper-"));
+    expect(copies.map((f) => readFileSync(join(work, "lib-state/bin", f)).equals(helper))).toEqual([true]);
   });
 });
 

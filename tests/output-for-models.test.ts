@@ -25,12 +25,20 @@ afterAll(async () => {
 /** Both streams' shown bytes, besides marker lines. */
 const shownTogether = (r: { stdout?: string; stderr?: string }) => shownBytes(r.stdout ?? "") + shownBytes(r.stderr ?? "");
 
+/** Bytes [offset, end) of a task's stream, page by page as task_output returns them (following next_offset). */
+async function readRange(taskId: string, stream: "stdout" | "stderr", offset: number, end?: number): Promise<string> {
+  const parts: Buffer[] = [];
+  for (let at: number | undefined = offset; at !== undefined; ) {
+    const r = await s.call("task_output", { task_id: taskId, stream, offset: at, ...(end !== undefined ? { length: end - at } : {}) });
+    parts.push(Buffer.from(r[stream]));
+    at = r.next_offset;
+  }
+  return Buffer.concat(parts).toString();
+}
+
 /** Rebuilds a stream of a task from a shaped text and task_output range reads. */
 function rebuildFrom(taskId: string, stream: "stdout" | "stderr", text: string): Promise<string> {
-  return reconstruct(text, async (offset, end) => {
-    const r = await s.call("task_output", { task_id: taskId, stream, offset, length: end - offset });
-    return r[stream];
-  });
+  return reconstruct(text, (offset, end) => readRange(taskId, stream, offset, end));
 }
 
 describe("short clean output", () => {
@@ -51,8 +59,11 @@ describe("the budget: 8,000 bytes for stdout and stderr together by default", ()
     expect(r.stdout_truncated).toBe(true);
     expect(r.stderr_truncated).toBe(true);
     expect(r.output_task_id).toMatch(/^bg-\d+$/);
-    expect(readFileSync(r.stdout_path).byteLength).toBe(r.stdout_total_bytes);
-    expect(readFileSync(r.stderr_path).byteLength).toBe(r.stderr_total_bytes);
+    // Over MCP the way to the full output is output_task_id: the log paths are hidden from a model's commands.
+    expect(r).not.toHaveProperty("stdout_path");
+    expect(r).not.toHaveProperty("stderr_path");
+    expect(Buffer.byteLength(await readRange(r.output_task_id, "stdout", 0))).toBe(r.stdout_total_bytes);
+    expect(Buffer.byteLength(await readRange(r.output_task_id, "stderr", 0))).toBe(r.stderr_total_bytes);
     for (const m of markersOf(r.stdout)) expect(m.total).toBe(r.stdout_total_bytes);
     // The output task is a finished task of the registry.
     const listed = await s.call("task_list", {});
@@ -135,15 +146,34 @@ describe("shaping keeps what matters", () => {
     expect(r.stdout).toBe("Downloading 100% ###########\n");
   });
 
-  test("a 300 KB line keeps its first and last 500 bytes", async () => {
+  test("a 300 KB line between short lines shows its head and tail up to the budget, one marker between", async () => {
     const r = await s.call("bash", { command: "printf 'start\\n'; printf '<%.0s' $(seq 1 100); head -c 299800 /dev/zero | tr '\\0' m; printf '>%.0s' $(seq 1 100); printf '\\nend\\n'" });
     const lines = r.stdout.split("\n");
     expect(lines[0]).toBe("start");
-    expect(lines[1]).toBe("<".repeat(100) + "m".repeat(400));
-    expect(lines[2]).toBe(`[… part of 1 line truncated (bytes 506-299506 of ${r.stdout_total_bytes} total) …]`);
-    expect(lines[3]).toBe("m".repeat(400) + ">".repeat(100));
+    expect(lines[1]).toBe("<".repeat(100) + "m".repeat(lines[1].length - 100));
+    expect(lines[1].length).toBeGreaterThan(3500);
+    expect(lines[2]).toBe(`[… part of 1 line truncated (bytes ${6 + lines[1].length}-${6 + 300_000 - lines[3].length} of ${r.stdout_total_bytes} total) …]`);
+    expect(lines[3]).toBe("m".repeat(lines[3].length - 100) + ">".repeat(100));
     expect(lines[4]).toBe("end");
+    expect(shownTogether(r)).toBeLessThanOrEqual(8000);
     expect(await rebuildFrom(r.output_task_id, "stdout", r.stdout)).toBe(`start\n${"<".repeat(100)}${"m".repeat(299800)}${">".repeat(100)}\nend\n`);
+  });
+
+  test("one long JSON line fills the budget with its head and tail; max_bytes 1,000 still shows a 20 MB line's start and end", async () => {
+    const json = await s.call("bash", { command: `${process.execPath} -e 'console.log(JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ id: i, name: "item " + i }))))'` });
+    const [head, marker, tail] = json.stdout.split("\n");
+    expect(head.startsWith('[{"id":0,"name":"item 0"}')).toBe(true);
+    expect(marker).toMatch(/^\[… part of 1 line truncated/);
+    expect(tail.endsWith('{"id":1999,"name":"item 1999"}]')).toBe(true);
+    expect(shownTogether(json)).toBeGreaterThan(7800);
+    expect(shownTogether(json)).toBeLessThanOrEqual(8000);
+    const { task_id } = await s.call("bash", { command: "printf '{'; head -c 20000000 /dev/zero | tr '\\0' x; printf '}\\n'", run_in_background: true });
+    const r = await s.call("task_output", { task_id, wait: true, max_bytes: 1000 });
+    const [start, cut, end] = r.stdout.split("\n");
+    expect(start).toMatch(/^\{x{200,}$/);
+    expect(cut).toMatch(/^\[… part of 1 line truncated/);
+    expect(end).toMatch(/^x{200,}\}$/);
+    expect(shownTogether(r)).toBeLessThanOrEqual(1000);
   });
 
   test("5,000 lines of multi-byte text stay valid UTF-8", async () => {
@@ -159,13 +189,37 @@ describe("markers and range reads", () => {
     const command = "for i in $(seq 1 3000); do case $((i % 7)) in 0) echo \"error: item $i failed\";; 1) echo \"warning: slow item $i\";; *) echo \"item $i ok $RANDOM\";; esac; done; echo 'summary: done'; for i in $(seq 1 500); do echo \"err line $i\" >&2; done";
     const r = await s.call("bash", { command, max_output_bytes: 3000 });
     expect(markersOf(r.stdout).length).toBeGreaterThan(1);
-    const full = readFileSync(r.stdout_path, "utf8");
+    const done = await s.call("task_output", { task_id: r.output_task_id });
+    const full = readFileSync(done.stdout_path, "utf8");
     expect(await rebuildFrom(r.output_task_id, "stdout", r.stdout)).toBe(full);
-    expect(await rebuildFrom(r.output_task_id, "stderr", r.stderr)).toBe(readFileSync(r.stderr_path, "utf8"));
+    expect(await rebuildFrom(r.output_task_id, "stderr", r.stderr)).toBe(readFileSync(done.stderr_path, "utf8"));
     for (const m of markersOf(r.stdout)) {
-      const read = await s.call("task_output", { task_id: r.output_task_id, offset: m.start, length: m.end - m.start });
+      const read = await s.call("task_output", { task_id: r.output_task_id, offset: m.start, length: m.end - m.start, max_bytes: 1_000_000 });
       expect(read.stdout).toBe(Buffer.from(full).subarray(m.start, m.end).toString());
+      expect(read).not.toHaveProperty("next_offset");
     }
+  });
+
+  test("range reads page: at most max_bytes raw bytes a call (default the budget), with next_offset while more was asked for", async () => {
+    const { task_id } = await s.call("bash", { command: "seq 1 100000", run_in_background: true });
+    const done = await s.call("task_output", { task_id, wait: true });
+    const full = readFileSync(done.stdout_path, "utf8");
+    const first = await s.call("task_output", { task_id, offset: 100, length: 145_644 });
+    expect(first.stdout).toBe(full.slice(100, 8100));
+    expect(first.next_offset).toBe(8100);
+    const next = await s.call("task_output", { task_id, offset: first.next_offset, length: 100 + 145_644 - first.next_offset });
+    expect(next.stdout).toBe(full.slice(8100, 16_100));
+    expect(next.next_offset).toBe(16_100);
+    const big = await s.call("task_output", { task_id, offset: 100, length: 145_644, max_bytes: 1_000_000 });
+    expect(big.stdout).toBe(full.slice(100, 145_744));
+    expect(big).not.toHaveProperty("next_offset");
+    const small = await s.call("task_output", { task_id, offset: full.length - 50, max_bytes: 20 });
+    expect(small.stdout).toBe(full.slice(-50, -30));
+    expect(small.next_offset).toBe(full.length - 30);
+    const last = await s.call("task_output", { task_id, offset: full.length - 30 });
+    expect(last.stdout).toBe(full.slice(-30));
+    expect(last).not.toHaveProperty("next_offset");
+    expect(await readRange(task_id, "stdout", 0)).toBe(full);
   });
 
   test("range reads return the raw bytes, escapes and carriage returns unchanged; output: raw returns them too", async () => {
@@ -173,7 +227,7 @@ describe("markers and range reads", () => {
     const shaped = await s.call("bash", { command });
     expect(shaped.stdout).not.toMatch(/[\x1b\r]/);
     const raw = Array.from({ length: 2000 }, (_, i) => `\x1b[33mstep ${i + 1}\x1b[0m\r\n`).join("");
-    const read = await s.call("task_output", { task_id: shaped.output_task_id, offset: 0, length: 1_000_000 });
+    const read = await s.call("task_output", { task_id: shaped.output_task_id, offset: 0, length: 1_000_000, max_bytes: 1_000_000 });
     expect(read.stdout).toBe(raw);
     const plain = await s.call("bash", { command, output: "raw", max_output_bytes: 100_000 });
     expect(plain.stdout).toBe(raw);
@@ -232,7 +286,8 @@ describe("every path shapes the same way", () => {
     expect(r.error_code).toBe("TIMEOUT");
     expect(r.context.stdout).toContain("lib.c:12:3: error: expected ; before }\n");
     expect(shownTogether(r.context)).toBeLessThanOrEqual(8000);
-    expect(await rebuildFrom(r.context.output_task_id, "stdout", r.context.stdout)).toBe(readFileSync(r.context.stdout_path, "utf8"));
+    expect(r.context).not.toHaveProperty("stdout_path");
+    expect(await rebuildFrom(r.context.output_task_id, "stdout", r.context.stdout)).toBe(await readRange(r.context.output_task_id, "stdout", 0));
   });
 
   test("a tty task's screen stays within the budget", async () => {
@@ -243,12 +298,15 @@ describe("every path shapes the same way", () => {
     expect(shownTogether(r)).toBeLessThanOrEqual(4000);
   });
 
-  test("the CLI's call shapes the same way", async () => {
+  test("the CLI's call shapes the same way, and names the log files", async () => {
     const state = mkdtempSync(join(tmpdir(), "as-shape-cli-"));
     try {
       const out = await runCli(["call", "bash", JSON.stringify({ command: "for i in $(seq 1 1000); do echo \"tick $i\"; done" }), "--state-dir", state]);
       const r = JSON.parse(out.stdout);
       expect(r.stdout).toBe("tick 1\n[… 998 similar lines truncated (bytes 7-8883 of 8893 total) …]\ntick 1000\n");
+      // A person's CLI reads the log files: its results name them (this one-off call's are gone with it).
+      expect(r.stdout_path).toMatch(/\/stdout\.log$/);
+      expect(r.stderr_path).toMatch(/\/stderr\.log$/);
     } finally {
       rmSync(state, { recursive: true, force: true });
     }
@@ -285,6 +343,28 @@ describe("agent-aware children", () => {
       const all = r.stdout + r.stderr;
       for (const needle of ["math > broken sum", "math > broken greeting", "Expected: 5", "Received: 4", 'Expected: "hello there"', 'Received: "hello world"', "400 pass", "2 fail"]) expect(all).toContain(needle);
       expect(shownTogether(r)).toBeLessThanOrEqual(8000);
+    }
+  });
+
+  test("a real failing node --test run (TAP, 3 files, 300 passing, 2 failing): both not ok lines and their expected/actual lines survive, passing blocks fold", async () => {
+    const dir = mkdtempSync(join(s.cwd, "tap-"));
+    try {
+      const header = 'const test = require("node:test");\nconst assert = require("node:assert");\n';
+      const passing = (name: string, from: number, to: number) => `for (let i = ${from}; i < ${to}; i++) test("${name} adds " + i, () => assert.strictEqual(i + 1, 1 + i));\n`;
+      writeFileSync(join(dir, "a.test.js"), header + passing("a", 0, 100));
+      writeFileSync(join(dir, "b.test.js"), header + passing("b", 0, 50) + 'test("scale keeps integers", () => assert.strictEqual(4.5, 4));\n' + passing("b", 50, 100));
+      writeFileSync(join(dir, "c.test.js"), header + passing("c", 0, 100) + 'test("parse keeps names", () => assert.deepStrictEqual({ name: "a" }, { name: "b" }));\n');
+      const r = await s.call("bash", { command: "node --test --test-reporter=tap", working_directory: dir, timeout_seconds: 60 });
+      expect(r.exit_code).toBe(1);
+      expect(r.stdout_total_bytes).toBeGreaterThan(16_000);
+      for (const needle of ["not ok 151 - scale keeps integers", "4.5 !== 4", "expected: 4", "actual: 4.5", "not ok 302 - parse keeps names", "+   name: 'a'", "-   name: 'b'", "# pass 300", "# fail 2"]) expect(r.stdout).toContain(needle);
+      // The 5-line record of each passing test folds: a marker for similar lines stands for most of them.
+      const folded = markersOf(r.stdout).filter((m) => m.line.includes("similar lines"));
+      expect(folded.length).toBeGreaterThan(0);
+      expect(r.stdout.match(/^ok \d+ /gm)!.length).toBeLessThan(30);
+      expect(shownTogether(r)).toBeLessThanOrEqual(8000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

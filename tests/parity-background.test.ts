@@ -29,9 +29,9 @@ const bg = (command: string, extra: Record<string, unknown> = {}) =>
   s.call("bash", { command, run_in_background: true, ...extra });
 
 /** kill_shell on `task_id`, timed: the task is killed and none of its `sleep <marker>` is left. */
-async function killTimed(task_id: string, marker: string): Promise<number> {
+async function killTimed(task_id: string, marker: string, session = s): Promise<number> {
   const started = Date.now();
-  const r = await s.call("kill_shell", { task_id });
+  const r = await session.call("kill_shell", { task_id });
   const elapsed = Date.now() - started;
   expect(r.status).toBe("killed");
   expect(processesMatching(`sleep ${marker}`)).toEqual([]);
@@ -74,10 +74,10 @@ describe("task_output (parity)", () => {
     const started = Date.now();
     const r = await s.call("task_output", { task_id, wait: true, timeout: 1 });
     const elapsed = Date.now() - started;
+    // Still running: it returned at its timeout, not at the task's end.
     expect(r.status).toBe("running");
     expect("exit_code" in r).toBe(false);
     expect(elapsed).toBeGreaterThanOrEqual(950);
-    expect(elapsed).toBeLessThan(5_000);
     await s.call("kill_shell", { task_id });
   });
 
@@ -117,19 +117,16 @@ describe("task_output (parity)", () => {
 
   test("the wait is event-driven: it returns soon after the task exits, not at the timeout", async () => {
     const { task_id } = await bg("sleep 0.3; echo done");
-    const started = Date.now();
-    const r = await s.call("task_output", { task_id, wait: true, timeout: 30 });
+    // A timeout far beyond the test's own: waiting it out would fail the test.
+    const r = await s.call("task_output", { task_id, wait: true, timeout: 3600 });
     expect(r.status).toBe("completed");
-    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   test("waiting on a task that has already ended returns at once", async () => {
     const { task_id } = await bg("true");
     await s.call("task_output", { task_id, wait: true, timeout: 5 });
-    const started = Date.now();
-    const r = await s.call("task_output", { task_id, wait: true, timeout: 30 });
+    const r = await s.call("task_output", { task_id, wait: true, timeout: 3600 });
     expect(r.status).toBe("completed");
-    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   test("the result carries stdout_total_bytes, stderr_total_bytes and duration_ms", async () => {
@@ -166,12 +163,10 @@ describe("task_output while running", () => {
   test("kill_shell during a task_output wait ends the wait with status killed", async () => {
     const marker = uniqueSleep(60);
     const { task_id } = await bg(`sleep ${marker}`);
-    const started = Date.now();
-    const waiting = s.call("task_output", { task_id, wait: true, timeout: 30 });
+    const waiting = s.call("task_output", { task_id, wait: true, timeout: 3600 });
     await s.call("kill_shell", { task_id });
     const r = await waiting;
     expect(r.status).toBe("killed");
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   test("two concurrent waits on one task both return when it exits", async () => {
@@ -188,10 +183,8 @@ describe("task_output while running", () => {
   test("wait: true with timeout: 0 returns at once", async () => {
     const marker = uniqueSleep(60);
     const { task_id } = await bg(`sleep ${marker}`);
-    const started = Date.now();
     const r = await s.call("task_output", { task_id, wait: true, timeout: 0 });
-    expect(r.status).toBe("running");
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(r.status).toBe("running"); // its sleep lasts a minute
     await s.call("kill_shell", { task_id });
   });
 });
@@ -253,7 +246,7 @@ describe("kill_shell", () => {
     const marker = uniqueSleep(300);
     const { task_id } = await bg(`trap '' TERM; echo ready; sleep ${marker}; sleep ${marker}`);
     await until(() => processesMatching(`sleep ${marker}`).length > 0, 5000, "sleep to start");
-    expect(await killTimed(task_id, marker)).toBeLessThan(10_000);
+    await killTimed(task_id, marker); // killed and gone when it answers
   });
 
   test("kill sends SIGTERM first: a task that cleans up on TERM gets to run its handler", async () => {
@@ -270,13 +263,17 @@ describe("kill_shell", () => {
   });
 
   test("a TERM handler that takes 300 ms: kill_shell returns as the group ends, long before the grace period", async () => {
-    const marker = uniqueSleep(100);
-    const { task_id } = await bg(`trap 'sleep 0.3; exit 0' TERM; echo ready; sleep ${marker} & wait`);
-    await until(async () => (await s.call("task_output", { task_id, offset: 0 })).stdout === "ready\n", 5000, "ready");
-    const elapsed = await killTimed(task_id, marker);
-    expect(elapsed).toBeGreaterThanOrEqual(280);
-    expect(elapsed).toBeLessThan(1_500); // the grace period is 2 s: the end was noticed, not waited out
-  });
+    // A 60 s grace, beyond this test's timeout: waiting it out would fail the test.
+    const own = await startServer({ env: { AGENT_SHELL_KILL_GRACE_SECONDS: "60" } });
+    try {
+      const marker = uniqueSleep(100);
+      const { task_id } = await own.call("bash", { command: `trap 'sleep 0.3; exit 0' TERM; echo ready; sleep ${marker} & wait`, run_in_background: true });
+      await until(async () => (await own.call("task_output", { task_id, offset: 0 })).stdout === "ready\n", 5000, "ready");
+      expect(await killTimed(task_id, marker, own)).toBeGreaterThanOrEqual(280);
+    } finally {
+      await own.close();
+    }
+  }, 30_000);
 
   test("kill waits for a grandchild that ignores SIGTERM after its leader died (SIGKILL after the grace period)", async () => {
     const marker = uniqueSleep(300);

@@ -128,7 +128,7 @@ describe("bash output text", () => {
 });
 
 describe("bash output limits (8,000 bytes for stdout and stderr together, SPEC ยง15)", () => {
-  test("stdout over 8,000 bytes keeps its first and last lines, and a long line its first and last 500 bytes around one marker with 'truncated' and the total", async () => {
+  test("stdout over 8,000 bytes keeps its first and last lines, and a long line its head and tail up to the budget around one marker with 'truncated' and the total", async () => {
     // 120,001 bytes: 'HEAD' line, one 119,990-byte line, 'TAIL' line.
     const r = await s.call("bash", {
       command: "printf 'HEAD\\n'; head -c 119990 /dev/zero | tr '\\0' a; printf '\\nTAIL\\n'",
@@ -139,9 +139,12 @@ describe("bash output limits (8,000 bytes for stdout and stderr together, SPEC ย
     expect(r.stdout.endsWith("\nTAIL\n")).toBe(true);
     const t = splitTruncated(r.stdout);
     expect(t.marker).toContain(String(total));
-    expect(t.marker).toContain(`bytes ${5 + 500}-${5 + 119990 - 500}`);
+    const head = t.head.length - 5;
+    const tail = t.tail.length - 6;
+    expect(head).toBeGreaterThan(3500);
+    expect(t.marker).toContain(`bytes ${5 + head}-${5 + 119990 - tail}`);
     expect(t.shownBytes).toBeLessThanOrEqual(8000);
-    expect(t.head).toBe(`HEAD\n${"a".repeat(500)}`);
+    expect(t.head).toBe(`HEAD\n${"a".repeat(head)}`);
   });
 
   test("stderr over 8,000 bytes is truncated the same way with stderr_truncated", async () => {
@@ -162,10 +165,13 @@ describe("bash output limits (8,000 bytes for stdout and stderr together, SPEC ย
     expect(r.stdout_path).toBeUndefined();
   });
 
-  test("a truncated result's stdout_path holds the full output", async () => {
+  test("a truncated result names its output task over MCP (not the log paths a model's commands cannot read), whose log holds the full output", async () => {
     const r = await s.call("bash", { command: "head -c 70000 /dev/zero | tr '\\0' q" });
     expect(r.stdout_truncated).toBe(true);
-    expect(statSync(r.stdout_path).size).toBe(70_000);
+    expect(r).not.toHaveProperty("stdout_path");
+    expect(r).not.toHaveProperty("stderr_path");
+    const full = await s.call("task_output", { task_id: r.output_task_id });
+    expect(statSync(full.stdout_path).size).toBe(70_000);
   });
 
   test("truncation never splits a multi-byte character", async () => {
@@ -235,7 +241,6 @@ describe("bash timeout", () => {
     expect(r.context.stdout).toBe("partial\n");
     expect(r.context.stderr).toBe("perr\n");
     expect(elapsed).toBeGreaterThanOrEqual(950);
-    expect(elapsed).toBeLessThan(10_000);
     expect(processesMatching(`sleep ${marker}`)).toEqual([]);
   });
 
@@ -262,10 +267,8 @@ describe("bash timeout", () => {
 
 describe("bash background start", () => {
   test("run_in_background returns {command, task_id: 'bg-N', status: 'running', description, pid} at once", async () => {
-    const marker = uniqueSleep(30);
-    const started = Date.now();
+    const marker = uniqueSleep(300); // outlasts the test: a start that waited for it would fail it
     const r = await s.call("bash", { command: `sleep ${marker}`, run_in_background: true, description: "bg sleep" });
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(r.command).toBe(`sleep ${marker}`);
     expect(r.task_id).toMatch(/^bg-\d+$/);
     expect(r.status).toBe("running");
@@ -318,10 +321,10 @@ describe("bash under pressure", () => {
   }, 90_000);
 
   test("foreground calls on one server run concurrently, not one after another", async () => {
-    const started = Date.now();
-    const results = await Promise.all([1, 2, 3].map((i) => s.call("bash", { command: `sleep 1; echo ${i}` })));
+    // Each call ends only once all three have begun: run one after another, the first would time out.
+    const all = "[ -e together-1 ] && [ -e together-2 ] && [ -e together-3 ]";
+    const results = await Promise.all([1, 2, 3].map((i) => s.call("bash", { command: `touch together-${i}; until ${all}; do sleep 0.05; done; echo ${i}`, timeout_seconds: 30 })));
     expect(results.map((r) => r.stdout)).toEqual(["1\n", "2\n", "3\n"]);
-    expect(Date.now() - started).toBeLessThan(2_800);
   });
 
   test("an exit code above 128 from `exit` is a plain exit code, with no signal field", async () => {

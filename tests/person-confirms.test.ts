@@ -359,9 +359,8 @@ describe("mcp --shared relays the question to the connection that made the call"
     writeFileSync(join(dir, "victim"), "");
     expect((await plain.call("bash", { command: "rm victim" })).needs_confirmation).toBe(true);
     expect((await strict.call("bash", { command: "rm victim" })).error).toContain('confirm_by = "person"');
-    const started = Date.now();
+    // Its 1 s, not the daemon's 120 s (which would outlast the test).
     expect((await impatient.call("bash", { command: "rm victim" })).error).toContain("did not answer");
-    expect(Date.now() - started).toBeLessThan(10_000); // its 1 s, not the daemon's 120 s
     expect(existsSync(join(dir, "victim"))).toBe(true);
   });
 });

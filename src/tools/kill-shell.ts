@@ -42,6 +42,7 @@ export const killShellTool = defineTool({
       // Its end is certain once killed (SPEC §18): no need to wait for its exit to travel here.
       if (!task.endCertain) await task.ended;
       if (task.status === "killed") {
+        await ctx.registry.record(task);
         ctx.registry.markFinalStatusRead([task]);
         return { task_id: task.id, task_type: "background", status: "killed", success: true };
       }

@@ -1,4 +1,4 @@
-import { type OutputStream, shapeOutput, startOfLastLines, type ShapeRequest } from "../background/output/index.ts";
+import { boundaryBefore, type OutputStream, shapeOutput, startOfLastLines, type ShapeRequest } from "../background/output/index.ts";
 import type { Task } from "../background/tasks/index.ts";
 import type { TerminalText } from "../background/terminal/index.ts";
 import { waitingPrompt } from "../background/watch/index.ts";
@@ -137,10 +137,13 @@ export function taskOutputs(tasks: Task[], opts: ReadOptions): ToolResult[] {
   const results = tasks.map((task): ToolResult => ({ ...identity(task), status: task.status, ...(task.info.host !== undefined ? { host: task.info.host } : {}) }));
   if (opts.range) {
     tasks.forEach((task, i) => {
+      const { offset, length } = opts.range!;
       const stream = opts.range!.stream === "stderr" ? task.stderr : stdoutText(task);
-      const end = Math.min(stream.total, opts.range!.offset + (opts.range!.length ?? opts.view.budget));
-      const start = Math.min(opts.range!.offset, end);
-      results[i]![stream.name] = decode(stream.read(start, end) ?? new Uint8Array(0));
+      const page = rangePage(stream, offset, length, opts.view.budget);
+      results[i]![stream.name] = decode(page.bytes);
+      // More was asked for than one page holds (or than the running task has written yet).
+      const asked = length === undefined ? stream.total : offset + length;
+      if (page.end < asked && (page.end < stream.total || task.running)) results[i]!.next_offset = page.end;
     });
   } else {
     const streams = tasks.flatMap((task) => [stdoutText(task), task.stderr]);
@@ -173,6 +176,22 @@ export function taskOutputs(tasks: Task[], opts: ReadOptions): ToolResult[] {
     if (spool) result.spool_error = spool;
     return Object.assign(result, interactiveFields(task, opts.view), sandboxFields(task));
   });
+}
+
+/**
+ * One page of a range read (SPEC §15): raw bytes from `offset`, at most `budget` of them
+ * (so that every harness shows the page whole), ending between characters when the page
+ * cuts the range.
+ */
+function rangePage(stream: Readable, offset: number, length: number | undefined, budget: number): { bytes: Uint8Array; end: number } {
+  const wanted = Math.min(stream.total, offset + (length ?? stream.total));
+  const end = Math.min(wanted, offset + budget);
+  const start = Math.min(offset, end);
+  // One byte more, to see whether the page's end falls inside a character.
+  const bytes = stream.read(start, Math.min(wanted, end + 1)) ?? new Uint8Array(0);
+  const cut = end < wanted ? boundaryBefore(bytes, end - start) : end - start;
+  const kept = cut > 0 ? cut : end - start;
+  return { bytes: bytes.subarray(0, Math.min(kept, bytes.byteLength)), end: start + kept };
 }
 
 /** write_stdin's answer: the output after the read cursor (what the input provoked); the cursors move to the end. */

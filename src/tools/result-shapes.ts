@@ -94,6 +94,7 @@ function build() {
     note: z.string().optional(),
     stdout_total_bytes: z.number().int(),
     stderr_total_bytes: z.number().int(),
+    next_offset: z.number().int().optional().describe("A range read returned one page: read on from here."),
     duration_ms: z.number(),
     ...interactiveShape,
     ...sandboxShape,

@@ -83,6 +83,7 @@ export const taskOutputTool = defineTool({
         stopProgress?.();
       }
     }
+    await ctx.registry.recorded(tasks); // an end just seen is in meta.json when this answers
     const range = args.offset !== undefined ? { stream: args.stream ?? "stdout", offset: args.offset, length: args.length } : undefined;
     // One budget for the whole result, however many tasks it reads.
     const results = taskOutputs(tasks, { view: outputView(ctx.config, args), onlyNew: args.only_new, range, filter, tailLines: args.tail_lines });

@@ -86,9 +86,8 @@ export class Registry {
     this.persist(task);
     if (task.running) {
       task.onEnd((t) => {
-        // A private registry's records serve only the sweep after a crash, which looks for
-        // running groups: a task's end is recorded where a restart recovers from it.
-        if (this.options.owner.persistent) this.persistLater(t);
+        // meta.json follows every transition (SPEC §5): the end too.
+        this.persistLater(t);
         for (const l of this.endListeners) l(t);
         this.retire(t);
       });
@@ -134,6 +133,20 @@ export class Registry {
     void write.then(() => {
       if (this.metaWrites.get(task) === write) this.metaWrites.delete(task);
     });
+  }
+
+  /**
+   * Records a task's state now (off the event loop) and resolves once it is on disk: a kill
+   * made certain is in meta.json when kill_shell answers, before the exit arrives.
+   */
+  record(task: Task): Promise<void> {
+    this.persistLater(task);
+    return this.recorded([task]);
+  }
+
+  /** Resolves once what is being recorded of these tasks is on disk (a read after an end sees it there). */
+  async recorded(tasks: Task[]): Promise<void> {
+    await Promise.all(tasks.map((t) => this.metaWrites.get(t)));
   }
 
   /** Resolves once every meta write in flight has landed (before the folder is removed). */

@@ -41,29 +41,31 @@ export function emitStream(items: Item[], kept: boolean[], total: number): Shape
   return { text: parts.join(""), truncated };
 }
 
-/** A long line: its first and last CUT_KEEP bytes around a marker for the middle (never inside a character). */
+/** A long line: its first and last `keep` bytes around a marker for the middle (never inside a character). */
 function cutLine(item: LineItem, total: number): string {
   const raw = item.long!;
+  const keep = item.keep ?? CUT_KEEP;
   const end = item.newline ? "\n" : "";
   if (item.control) {
     // Rendered text has no byte mapping to the raw line: the marker names the whole raw line.
     const shown = Buffer.from(item.text);
-    if (shown.byteLength <= 2 * CUT_KEEP) return item.text + end;
-    const head = shown.subarray(0, boundaryBefore(shown, CUT_KEEP)).toString();
-    const tail = shown.subarray(boundaryAfter(shown, shown.byteLength - CUT_KEEP)).toString();
+    if (shown.byteLength <= 2 * keep) return item.text + end;
+    const head = shown.subarray(0, boundaryBefore(shown, keep)).toString();
+    const tail = shown.subarray(boundaryAfter(shown, shown.byteLength - keep)).toString();
     return `${head}\n${omissionMarker({ lines: 1, start: item.start, end: item.end, total, partOfLine: true })}\n${tail}${end}`;
   }
-  const a = boundaryBefore(raw, CUT_KEEP);
-  const b = boundaryAfter(raw, raw.byteLength - CUT_KEEP);
-  const decoder = new TextDecoder();
+  const a = boundaryBefore(raw, keep);
+  const b = boundaryAfter(raw, raw.byteLength - keep);
+  if (a >= b) return decoder.decode(raw) + end;
   return `${decoder.decode(raw.subarray(0, a))}\n${omissionMarker({ lines: 1, start: item.start + a, end: item.start + b, total, partOfLine: true })}\n${decoder.decode(raw.subarray(b))}${end}`;
 }
 
-/** A line known only by its ends: the first and last CUT_KEEP bytes around a marker for the rest. */
+/** A line known only by its ends: the first and last `keep` bytes around a marker for the rest. */
 function cutEnds(item: LineItem, total: number): string {
   const { head, tail } = item.ends!;
-  const a = boundaryBefore(head, CUT_KEEP);
-  const b = boundaryAfter(tail, tail.byteLength - CUT_KEEP);
+  const keep = Math.min(item.keep ?? CUT_KEEP, head.byteLength, tail.byteLength);
+  const a = boundaryBefore(head, keep);
+  const b = boundaryAfter(tail, tail.byteLength - keep);
   const tailAt = item.end - (item.newline ? 1 : 0) - tail.byteLength;
   const show = (bytes: Uint8Array) => (item.control ? renderLine(decoder.decode(bytes)) : decoder.decode(bytes));
   return `${show(head.subarray(0, a))}\n${omissionMarker({ lines: 1, start: item.start + a, end: tailAt + b, total, partOfLine: true })}\n${show(tail.subarray(b))}${item.newline ? "\n" : ""}`;

@@ -18,10 +18,15 @@ export function similarityKey(text: string): string {
 /** Lines this close to an error line are its context: never folded away. */
 const CONTEXT = 2;
 
+/** Blocks of up to this many lines repeated (a test runner's per-test record) fold like repeated lines. */
+const MAX_PERIOD = 8;
+
 /**
  * Folds every run of MIN_RUN or more similar consecutive lines into first line, one gap,
- * last line. The unread middle of a flood does not break a run when the lines on both
- * sides of it are similar; an error line and its context do (they are kept first).
+ * last line, and every run of MIN_RUN or more similar consecutive blocks of lines into
+ * first block, one gap, last block. The unread middle of a flood does not break a run of
+ * lines when the lines on both sides of it are similar; an error line and its context do
+ * (they are kept first).
  */
 export function foldRepeats(items: Item[]): Item[] {
   const guarded = contextOfErrors(items);
@@ -52,12 +57,34 @@ export function foldRepeats(items: Item[]): Item[] {
       const first = items[i]!;
       const end = items[last]!;
       out.push(first, { kind: "gap", start: first.end, end: end.start, lines: lines - 2, similar: true }, end);
-    } else {
-      for (let k = i; k <= last; k++) out.push(items[k]!);
+      i = last + 1;
+      continue;
     }
+    const block = repeatedBlock(keys, i);
+    if (block) {
+      const { period, count } = block;
+      const lastBlock = i + (count - 1) * period;
+      out.push(...items.slice(i, i + period));
+      out.push({ kind: "gap", start: items[i + period]!.start, end: items[lastBlock]!.start, lines: (count - 2) * period, similar: true });
+      out.push(...items.slice(lastBlock, lastBlock + period));
+      i = lastBlock + period;
+      continue;
+    }
+    for (let k = i; k <= last; k++) out.push(items[k]!);
     i = last + 1;
   }
   return out;
+}
+
+/** The shortest block of 2–MAX_PERIOD lines starting at `i` that repeats MIN_RUN times or more, similar line for line. */
+function repeatedBlock(keys: Array<string | null>, i: number): { period: number; count: number } | null {
+  for (let period = 2; period <= MAX_PERIOD; period++) {
+    let same = 0;
+    while (keys[i + same] != null && keys[i + same] === keys[i + same + period]) same++;
+    const count = Math.floor((same + period) / period);
+    if (count >= MIN_RUN) return { period, count };
+  }
+  return null;
 }
 
 /** Which items are error lines or within CONTEXT lines of one (not across a gap). */

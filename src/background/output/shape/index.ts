@@ -5,17 +5,19 @@
  * through a ByteSource and returns text.
  */
 import { decode } from "../decode.ts";
+import { markAssertionDetails } from "./assertion-details.ts";
 import { emitStream, type ShapedText } from "./emit.ts";
 import { filteredItems } from "./filtered-items.ts";
 import { foldRepeats } from "./fold.ts";
 import { headTail, shareBudget } from "./head-tail.ts";
-import { type ByteSource, CUT_KEEP, type Item, LONG_LINE } from "./items.ts";
-import { MARKER_COST, selectLines } from "./select.ts";
+import type { ByteSource, Item } from "./items.ts";
+import { baseKeep, cutCost, widenLongLines, withoutCut } from "./long-lines.ts";
+import { selectLines } from "./select.ts";
 import { MIN_WINDOW, streamItems } from "./stream-items.ts";
 import { hasTerminalControl } from "./terminal-control.ts";
 
 export type { ByteSource } from "./items.ts";
-export type { ShapedText } from "./emit.ts";
+export { boundaryBefore, type ShapedText } from "./emit.ts";
 export { renderLine, hasTerminalControl } from "./terminal-control.ts";
 
 /** Lines split at each end of a stream, at least (a budget allows as many lines as it has bytes). */
@@ -71,24 +73,14 @@ export function shapeOutput(requests: ShapeRequest[], opts: ShapeOptions): Shape
       // Fits once rendered: every line, none cut or folded.
       return streams.map((items) => emitStream(items.map(withoutCut), items.map(() => true), 0));
     }
-    streams = streams.map((items) => foldRepeats(items.map(cutCost)));
+    const keep = baseKeep(budget);
+    streams = streams.map((items) => foldRepeats(markAssertionDetails(items).map((it) => cutCost(it, keep))));
   } else {
     streams = streams.map((items) => items.map((it) => (it.kind === "line" ? { ...it, text: it.raw, bytes: it.end - it.start, reports: "plain" as const } : it)));
   }
   const kept = opts.raw ? selectEnds(streams, budget) : selectLines(streams, budget);
+  if (!opts.raw) streams = widenLongLines(streams, kept, budget);
   return streams.map((items, i) => emitStream(items, kept[i]!, requests[i]!.source.total));
-}
-
-/** A line shown whole. */
-function withoutCut(item: Item): Item {
-  return item.kind === "line" && item.long ? { ...item, long: undefined } : item; // (a line known by its ends is never whole here: it is over two windows long)
-}
-
-/** A line longer than LONG_LINE (as shown) costs only what is kept of it. */
-function cutCost(item: Item): Item {
-  if (item.kind !== "line" || (!item.long && !item.ends)) return item;
-  if (item.control && item.bytes <= LONG_LINE + 1) return withoutCut(item);
-  return { ...item, bytes: 2 * CUT_KEEP + MARKER_COST + (item.newline ? 1 : 0) };
 }
 
 /** Plain selection for filtered raw views: lines from both ends only. */

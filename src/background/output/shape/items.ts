@@ -37,6 +37,8 @@ export interface LineItem {
   long?: Uint8Array;
   /** A line too long to read whole (a flood without newlines): its first and last bytes only. */
   ends?: { head: Uint8Array; tail: Uint8Array };
+  /** Bytes a cut long line shows at each end (CUT_KEEP unless the budget gave it more or less). */
+  keep?: number;
 }
 
 /** Lines left out before any choice (folded repeats, the unread middle of a flood). */
@@ -52,7 +54,7 @@ export interface GapItem {
 
 export type Item = LineItem | GapItem;
 
-/** A line longer than this keeps only its first and last CUT_KEEP bytes. */
+/** A line longer than this keeps only its first and last CUT_KEEP bytes while other lines compete for the budget. */
 export const LONG_LINE = 2000;
 export const CUT_KEEP = 500;
 

@@ -6,7 +6,7 @@ export type LineKind = "error" | "warning" | "plain";
 
 /** Words and marks of errors and failures, as build tools, test runners and runtimes print them. */
 const ERROR_WORDS =
-  /\b(?:errors?|ERRORS?)\b|Error\b|ERR!|\bFAIL(?:ED|URE)?\b|\b[Ff]ail(?:s|ed|ure|ures|ing)?\b|\b[Ff]atal\b|FATAL|\b[Pp]anic|PANIC|Traceback|Exception\b|\b[Aa]ssert|\(fail\)|✗|✘|×|[Ss]egmentation fault|\bAborted\b|\b(?:Expected|Received):|^\s*[-+] (?:Expected|Received)\b/;
+  /\b(?:errors?|ERRORS?)\b|Error\b|ERR!|\bFAIL(?:ED|URE)?\b|\b[Ff]ail(?:s|ed|ure|ures|ing)?\b|\b[Ff]atal\b|FATAL|\b[Pp]anic|PANIC|Traceback|Exception\b|\b[Aa]ssert|\(fail\)|✗|✘|×|[Ss]egmentation fault|\bAborted\b|\b(?:Expected|Received):|^\s*not ok\b|^\s*[-+] (?:Expected|Received)\b/;
 /** A source position `file.ext:line[:col]` (compilers, stack traces, test failures). */
 const POSITION = /(?:^|[\s(["'`/])[\w.@~+-]*[\w/]\.[A-Za-z][A-Za-z0-9]{0,9}[:(]\d+(?:[:,]\d+)?/;
 /** A non-zero exit reported in words (`exit code 2`, `exited with 1`, `exit status 127`). */

@@ -91,12 +91,14 @@ function scanMiddle(source: ByteSource, start: number, end: number): Item[] {
   };
   let found = 0;
   let pos = start;
+  let atLineStart = true; // `start` follows the head's whole lines
   while (pos < end) {
     // NUL bytes only (known, or found in the chunk): no newline, no error; the stream's last line if it ends there.
     const known = Math.min(end, source.zeroRunEnd?.(pos) ?? pos);
     if (known > pos) {
       addGap(pos, known, known === end ? 1 : 0);
       pos = known;
+      atLineStart = false;
       continue;
     }
     const chunk = readChunk(source, pos, Math.min(end, pos + CHUNK));
@@ -107,6 +109,7 @@ function scanMiddle(source: ByteSource, start: number, end: number): Item[] {
     if (allZero(chunk)) {
       addGap(pos, pos + chunk.byteLength, pos + chunk.byteLength === end ? 1 : 0);
       pos += chunk.byteLength;
+      atLineStart = false;
       continue;
     }
     // Whole lines only, unless a single line fills the chunk.
@@ -115,7 +118,7 @@ function scanMiddle(source: ByteSource, start: number, end: number): Item[] {
     const bytes = chunk.subarray(0, usable);
     let cursor = 0;
     if (found < MAX_MIDDLE_ERRORS && pos - start < MAX_SCAN_BYTES && mayHoldErrors(bytes)) {
-      for (const [a, b] of errorLineRanges(bytes, MAX_MIDDLE_ERRORS - found)) {
+      for (const [a, b] of errorLineRanges(bytes, MAX_MIDDLE_ERRORS - found, atLineStart)) {
         found++;
         addGap(pos + cursor, pos + a, newlines(bytes, cursor, a));
         // A copy: the chunk's buffer is reused, and a long line's item keeps its bytes.
@@ -127,6 +130,7 @@ function scanMiddle(source: ByteSource, start: number, end: number): Item[] {
     }
     addGap(pos + cursor, pos + usable, newlines(bytes, cursor, usable) + (pos + usable === end && bytes[usable - 1] !== 10 ? 1 : 0));
     pos += usable;
+    atLineStart = bytes[usable - 1] === 10;
   }
   return items;
 }
@@ -136,14 +140,14 @@ function scanMiddle(source: ByteSource, start: number, end: number): Item[] {
  * indexes are byte offsets): ~2 ms per MB, where the full pattern of line-kind.ts takes ~6.
  * The lines it hits are then tested with the full pattern.
  */
-export const CANDIDATE = /[Ee]rror|ERR|FAIL|[Ff]ail|[Ff]atal|FATAL|[Pp]anic|PANIC|Traceback|Exception|[Aa]ssert|Expected|Received|[Ss]egmentation|[Aa]borted/g;
+export const CANDIDATE = /[Ee]rror|ERR|FAIL|[Ff]ail|[Ff]atal|FATAL|[Pp]anic|PANIC|Traceback|Exception|[Aa]ssert|Expected|Received|[Ss]egmentation|[Aa]borted|not ok/g;
 /**
  * A part of every word CANDIDATE matches (kept in step with it: tests/flood-read.test.ts
  * checks). A chunk that holds none of them holds no candidate, and is neither turned into
  * a string nor searched: 15 native searches take ~0.45 ms per MB where the string and the
  * expression take ~2.1, and a flood of plain progress lines has none of these words.
  */
-export const CANDIDATE_ANCHORS = ["rror", "ERR", "AIL", "ail", "atal", "ATAL", "anic", "ANIC", "Traceback", "Exception", "ssert", "Expected", "Received", "egmentation", "borted"];
+export const CANDIDATE_ANCHORS = ["rror", "ERR", "AIL", "ail", "atal", "ATAL", "anic", "ANIC", "Traceback", "Exception", "ssert", "Expected", "Received", "egmentation", "borted", "not ok"];
 const ANCHOR_BYTES = CANDIDATE_ANCHORS.map((a) => Buffer.from(a, "latin1"));
 
 /** Whether `bytes` may hold a word CANDIDATE matches. */
@@ -155,8 +159,8 @@ function mayHoldErrors(bytes: Uint8Array): boolean {
 /** The middle of a flood is searched for errors this far (then only its lines are counted): bounds a 1 GB spool. */
 const MAX_SCAN_BYTES = 256 * 1024 * 1024;
 
-/** Byte ranges (line-aligned, merged) of error lines in `bytes` with their context lines. */
-function errorLineRanges(bytes: Uint8Array, max: number): Array<[number, number]> {
+/** Byte ranges (line-aligned, merged) of error lines in `bytes` with their context lines; `atLineStart`: whether `bytes` begin a line. */
+function errorLineRanges(bytes: Uint8Array, max: number, atLineStart: boolean): Array<[number, number]> {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
   const ranges: Array<[number, number]> = [];
   const re = new RegExp(CANDIDATE.source, "g");
@@ -167,7 +171,11 @@ function errorLineRanges(bytes: Uint8Array, max: number): Array<[number, number]
     re.lastIndex = lineEnd;
     if (lineKind(decode(bytes.subarray(lineStart, lineEnd))) !== "error") continue;
     let a = lineStart;
-    for (let k = 0; k < CONTEXT && a > 0; k++) a = text.lastIndexOf("\n", a - 2) + 1;
+    for (let k = 0; k < CONTEXT && a > 0; k++) {
+      const before = text.lastIndexOf("\n", a - 2) + 1;
+      if (before === 0 && !atLineStart) break; // the end of a line begun before these bytes: not a whole line
+      a = before;
+    }
     let b = lineEnd;
     for (let k = 0; k < CONTEXT && b < text.length; k++) {
       const next = text.indexOf("\n", b);

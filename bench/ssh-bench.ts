@@ -1,5 +1,5 @@
-import type { McpSession } from "./mcp.ts";
-import type { Sshd } from "./sshd.ts";
+import type { McpSession } from "../tests/helpers/mcp.ts";
+import type { Sshd } from "../tests/helpers/sshd.ts";
 
 export interface SshBench {
   calls: number;
