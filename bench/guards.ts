@@ -12,7 +12,7 @@
 import { shapeOutput, type ByteSource } from "../src/background/output/index.ts";
 import { compileUserRegex } from "../src/safety/regex-guard.ts";
 import { parserReady } from "../src/safety/bash-parser.ts";
-import { classifyCommand } from "../src/safety/patterns.ts";
+import { classifyCommand } from "../src/safety/decide.ts";
 import { startServer } from "../tests/helpers/mcp.ts";
 import { machine, round } from "./lib.ts";
 
