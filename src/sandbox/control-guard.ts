@@ -1,7 +1,7 @@
-import { closeSync, constants, fchmodSync, lstatSync, readdirSync, readFileSync, writeSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { controlFileNames, controlFilesUnder } from "./control-files.ts";
-import { openBelow, removeBelow, rootOf } from "./no-follow.ts";
+import { readBelow, removeBelow, rootOf, writeBelow } from "./no-follow.ts";
 import type { SandboxLevel, SandboxPolicy } from "./policy.ts";
 
 /**
@@ -27,7 +27,7 @@ export function controlState(policy: SandboxPolicy, level: SandboxLevel): Contro
     const files = st?.isDirectory() ? list(path).map((name) => join(path, name)) : [path];
     for (const file of files) {
       const root = rootOf(roots, file);
-      const bytes = root ? read(root, file) : null;
+      const bytes = root ? readBelow(root, file, MAX_BYTES) : null;
       if (bytes) state.set(file, { bytes, mode: lstat(file)!.mode & 0o7777 });
     }
   }
@@ -47,43 +47,14 @@ export function restoreControlFiles(policy: SandboxPolicy, before: ControlState)
     }
     if (st?.isFile() && (st.mode & 0o7777) === was.mode && same(root, path, was.bytes)) continue;
     if (st && !st.isFile()) removeBelow(root, path);
-    if (write(root, path, was)) done.push(path);
+    if (writeBelow(root, path, was.bytes, was.mode)) done.push(path);
   }
   return done;
 }
 
 function same(root: string, path: string, bytes: Buffer): boolean {
-  const now = read(root, path);
+  const now = readBelow(root, path, MAX_BYTES);
   return now !== null && now.equals(bytes);
-}
-
-function read(root: string, path: string): Buffer | null {
-  try {
-    const fd = openBelow(root, path, constants.O_RDONLY);
-    try {
-      const bytes = readFileSync(fd);
-      return bytes.length <= MAX_BYTES ? bytes : null;
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return null;
-  }
-}
-
-function write(root: string, path: string, was: { bytes: Buffer; mode: number }): boolean {
-  try {
-    const fd = openBelow(root, path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, was.mode);
-    try {
-      writeSync(fd, was.bytes, 0, was.bytes.length, 0);
-      fchmodSync(fd, was.mode);
-    } finally {
-      closeSync(fd);
-    }
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function lstat(path: string) {

@@ -2,7 +2,7 @@ import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, lstatSync, 
 import { dirname, join, resolve } from "node:path";
 import { foldersIn } from "../folders.ts";
 import { disarmConfigText, programSettings, restoreLine } from "./git-config.ts";
-import { makeFolderBelow, openBelow, removeBelow, rootOf } from "./no-follow.ts";
+import { makeFolderBelow, openBelow, readBelow, removeBelow, rootOf, writeBelow } from "./no-follow.ts";
 import type { SandboxLevel, SandboxPolicy } from "./policy.ts";
 import type { WatchPoint } from "./watch-point.ts";
 
@@ -246,13 +246,14 @@ function disarmConfig(root: string, gitDir: string, path: string, keep: Set<stri
   let fd: number;
   try {
     fd = openBelow(root, path, constants.O_RDWR);
-  } catch (e) {
+  } catch {
     // A link where the config was: git would read the file it leads to. The link goes.
     if (lstat(path)?.isSymbolicLink() && removeBelow(root, path)) return [{ repository: repositoryOf(gitDir), key: path.slice(gitDir.length + 1), value: "a symbolic link (removed)", restore: "" }];
     return [];
   }
   try {
-    const text = readFd(fd).toString("utf8");
+    if (!fstatSync(fd).isFile()) return [];
+    const text = readFileSync(fd).toString("utf8");
     const result = disarmConfigText(text, keep);
     if (!result) return [];
     const bytes = Buffer.from(result.text);
@@ -295,18 +296,7 @@ function hookReport(gitDir: string, path: string, value: string): GitDisarmed {
 }
 
 function writeHook(root: string, path: string, hook: { bytes: Buffer; mode: number }): boolean {
-  try {
-    const fd = openBelow(root, path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, hook.mode & 0o777);
-    try {
-      writeSync(fd, hook.bytes, 0, hook.bytes.length, 0);
-      fchmodSync(fd, hook.mode & 0o777);
-    } finally {
-      closeSync(fd);
-    }
-    return true;
-  } catch {
-    return false;
-  }
+  return writeBelow(root, path, hook.bytes, hook.mode & 0o777);
 }
 
 /** The folder a person runs git in for this git dir (a `.git`'s parent; other git dirs as they are). */
@@ -340,26 +330,6 @@ function recordHook(state: GitState, root: string, path: string, keepBytes: bool
 function identity(path: string): string | null {
   const st = lstat(path);
   return st ? `${st.ino}:${st.mtimeMs}:${st.ctimeMs}:${st.mode}:${st.size}` : null;
-}
-
-/** A file's bytes (at most `max`), read with no link followed below `root`; null if it cannot be. */
-function readBelow(root: string, path: string, max: number): Buffer | null {
-  try {
-    const fd = openBelow(root, path, constants.O_RDONLY);
-    try {
-      const bytes = readFd(fd);
-      return bytes.length <= max ? bytes : null;
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return null;
-  }
-}
-
-function readFd(fd: number): Buffer {
-  if (!fstatSync(fd).isFile()) throw new Error("not a file");
-  return readFileSync(fd);
 }
 
 function lstat(path: string) {

@@ -1,5 +1,5 @@
 import { dlopen, FFIType, read } from "bun:ffi";
-import { closeSync, constants, fstatSync, openSync, type Stats } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, openSync, readFileSync, type Stats, writeSync } from "node:fs";
 import { relative, sep } from "node:path";
 
 /**
@@ -136,5 +136,30 @@ export function withFileBelow<T>(root: string, path: string, flags: number, act:
     return act(fd, fstatSync(fd));
   } finally {
     closeSync(fd);
+  }
+}
+
+/** A regular file's bytes (at most `max`), read with no link followed below `root`; null if it cannot be. */
+export function readBelow(root: string, path: string, max: number): Buffer | null {
+  return withFileBelow(root, path, constants.O_RDONLY, (fd, st) => {
+    if (!st.isFile() || st.size > max) return null;
+    const bytes = readFileSync(fd);
+    return bytes.length <= max ? bytes : null;
+  });
+}
+
+/** Writes `bytes` as the whole of `path` (made if missing) with `mode`, no link followed below `root`; true when written. */
+export function writeBelow(root: string, path: string, bytes: Buffer, mode: number): boolean {
+  try {
+    const fd = openBelow(root, path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, mode);
+    try {
+      writeSync(fd, bytes, 0, bytes.length, 0);
+      fchmodSync(fd, mode);
+    } finally {
+      closeSync(fd);
+    }
+    return true;
+  } catch {
+    return false;
   }
 }
