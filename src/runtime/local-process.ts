@@ -8,6 +8,7 @@ import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
 import { PidsLimit } from "./pids-limit.ts";
 import { watchdog } from "./watchdog.ts";
+import { enterCall } from "../sandbox/network/calls.ts";
 import { type Kept, keptSandbox, namespacesOf } from "./kept-sandbox.ts";
 import { sendRequest, startHelper, type HelperPlan, type Restrictions, type StdioOptions } from "./spawn-helper/start.ts";
 
@@ -123,14 +124,20 @@ export function releaseContainment(c: Containment): void {
 
 /**
  * A sandboxed command's plants in git's control files are disarmed while it runs and when it
- * ends (sandbox/git-watch.ts), reported in `spec.gitReport`. The state they are compared with
+ * ends (sandbox/git-watch.ts), reported in `spec.gitReport`; its network refusals go to `spec.network`. The state they are compared with
  * is taken now, before the command is sent off (a burst of starts keeps this process busy for
  * many milliseconds while commands run). Returns what ties the guard to the started process;
  * a command that never starts ends it at once.
  */
 export function gitPlantsUndo(spec: SpawnSpec): (proc: ChildProcess | null) => void {
   const run = spec.sandbox!;
-  const end = guardGit(run.policy, run.level, spec.gitReport ?? []);
+  const endGit = guardGit(run.policy, run.level, spec.gitReport ?? []);
+  // While it runs, the proxy may ask its person about a name, and reports refusals to it (SPEC §21).
+  const leaveNetwork = run.policy.allowlist && spec.network ? enterCall(run.policy, spec.network) : null;
+  const end = () => {
+    leaveNetwork?.();
+    endGit();
+  };
   return (proc) => (proc ? void proc.exited.then(end, end) : end());
 }
 

@@ -1,3 +1,4 @@
+import type { NetworkCall } from "../sandbox/network/calls.ts";
 import type { GitDisarmed } from "../sandbox/git-guard.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 
@@ -27,6 +28,8 @@ export interface SpawnSpec {
   sandbox?: SandboxRun;
   /** Where a sandboxed command's disarmed git settings and hooks are reported (SPEC §25), as they are found. */
   gitReport?: GitDisarmed[];
+  /** Whom an allowlist sandbox's proxy asks about a name, and where it reports refusals (SPEC §21). */
+  network?: NetworkCall;
 }
 
 export interface ExitStatus {

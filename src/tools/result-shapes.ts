@@ -34,6 +34,11 @@ function build() {
     sandbox_level: z.string().optional(),
     sandbox_notes: z.array(z.string()).optional().describe("What this sandbox level cannot hold."),
     sandbox_denied: z.looseObject({}).optional().describe("A failure that looks like the sandbox refused a path or the network."),
+    network_denied: z
+      .array(z.looseObject({ host: z.string(), port: z.number().int(), reason: z.string() }))
+      .optional()
+      .describe("Connections agent-shell's proxy refused while the command ran (the network by name); network_hint says how to allow one."),
+    network_hint: z.string().optional(),
     git_disarmed: z
       .array(z.looseObject({ repository: z.string(), key: z.string(), value: z.string(), restore: z.string() }))
       .optional()

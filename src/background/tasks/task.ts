@@ -1,3 +1,4 @@
+import type { NetworkDenied } from "../../sandbox/network/calls.ts";
 import { rmSync } from "node:fs";
 import type { ExitStatus, ProcessHandle } from "../../runtime/types.ts";
 import type { GitDisarmed } from "../../sandbox/git-guard.ts";
@@ -52,6 +53,8 @@ export interface TaskSandbox {
   network?: boolean;
   /** What the git guard disarmed of the command's plants (SPEC §25), filled as it is found. */
   gitDisarmed?: GitDisarmed[];
+  /** Connections the proxy refused while it ran (SPEC §21), filled as they happen. */
+  networkDenied?: NetworkDenied[];
 }
 
 /**

@@ -20,6 +20,9 @@
  *     --own-pid-ns (where no task cgroup holds a task): the command runs as pid 2 of a pid
  *     namespace of its own, with its own /proc, whose init ends everything when it ends.
  *
+ *   agent-shell-helper relay ...
+ *     The network of an allowlist sandbox: see relay.c.
+ *
  *   agent-shell-helper serve [--ns FD]... [--drop-caps] [--landlock FD] [--seccomp FD]
  *                            --control FD --status FD
  *     The spawner kept per sandbox (runtime/spawner.ts): it enters the namespaces and restricts
@@ -687,8 +690,11 @@ static int hold(void) {
   }
 }
 
+int relay(int argc, char **argv); /* relay.c */
+
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "hold") == 0) return hold();
+  if (argc >= 2 && strcmp(argv[1], "relay") == 0) return relay(argc, argv);
   if (argc < 2 || (strcmp(argv[1], "start") != 0 && strcmp(argv[1], "serve") != 0)) {
     say("usage: agent-shell-helper hold | start [options] --request FD | serve [options] --control FD --status FD", NULL, NULL);
     return 2;

@@ -22,6 +22,10 @@ export function sandboxFields(task: Task): Record<string, unknown> {
   if (sb.level) fields.sandbox_level = sb.level;
   const gaps = levelGaps(sb.level);
   if (gaps.length) fields.sandbox_notes = [...gaps]; // results are the caller's (a library user may change them)
+  if (sb.networkDenied?.length) {
+    fields.network_denied = sb.networkDenied.map((d) => ({ ...d }));
+    fields.network_hint = networkHint(sb.networkDenied);
+  }
   if (sb.gitDisarmed?.length) fields.git_disarmed = sb.gitDisarmed.map((d) => ({ ...d }));
   const failed = task.exit !== null && (task.exit.code !== 0 || task.exit.signal !== null);
   if (failed && sb.writableRoots) {
@@ -51,4 +55,10 @@ function deniedOf(task: Task, writableRoots: string[], network: boolean): Return
   });
   scans.set(task, { stdout: stdout.total, stderr: task.stderr.total, denied });
   return denied;
+}
+
+/** How to allow what was refused: the names for network_allow (a person's choice, never the model's). */
+function networkHint(denied: { host: string; port: number }[]): string {
+  const names = [...new Set(denied.map((d) => JSON.stringify(d.host)))].join(", ");
+  return `agent-shell's network allowlist refused these connections. If the user wants them, they add ${names} to network_allow in agent-shell's config (or set network = "on"); a client that can ask its person is asked instead. Retrying does not help.`;
 }
