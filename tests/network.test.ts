@@ -103,3 +103,194 @@ describe("names nobody allowed", () => {
     expect(hits[NAMES.unknown]).toBeUndefined();
   });
 });
+
+/** A client whose person answers each network question with `answer`, keeping the questions. */
+function person(answer: "once" | "always" | "no" | "decline") {
+  const questions: string[] = [];
+  return {
+    questions,
+    opts: {
+      capabilities: { elicitation: { form: {} } },
+      setup(c: import("@modelcontextprotocol/sdk/client/index.js").Client) {
+        c.setRequestHandler(ElicitRequestSchema, async (request) => {
+          questions.push((request.params as { message: string }).message);
+          return answer === "decline" ? { action: "decline" } : { action: "accept", content: { answer } };
+        });
+      },
+    },
+  };
+}
+
+describe("a person is asked", () => {
+  test("the question names the host, the port and the command; 'once' reaches the server, 'no' refuses", async () => {
+    hits = {};
+    const yes = person("once");
+    await withServer("", async (t) => {
+      const r = await t.call("bash", { command: `curl -sS --max-time 10 http://${NAMES.unknown}:${http.port}/` });
+      expect(r.stdout).toBe(`hello from ${NAMES.unknown}\n`);
+    }, yes.opts);
+    expect(yes.questions).toHaveLength(1);
+    expect(yes.questions[0]).toContain(`${NAMES.unknown} port ${http.port}`);
+    expect(yes.questions[0]).toContain("127.0.0.1"); // told it is an address on this machine
+    expect(yes.questions[0]).toContain(`curl -sS --max-time 10 http://${NAMES.unknown}`);
+    expect(hits[NAMES.unknown]).toBe(1);
+    const no = person("decline");
+    await withServer("", async (t) => {
+      const r = await t.call("bash", { command: `curl -sS --max-time 10 http://${NAMES.unknown}:${http.port}/` });
+      expect(r.stdout).toContain("agent-shell refused");
+      expect(r.network_denied).toEqual([expect.objectContaining({ host: NAMES.unknown, port: http.port })]);
+    }, no.opts);
+    expect(no.questions).toHaveLength(1);
+    expect(hits[NAMES.unknown]).toBe(1);
+  });
+
+  test("'always' allows the name for the server's life: asked once for two commands", async () => {
+    hits = {};
+    const always = person("always");
+    await withServer("", async (t) => {
+      for (let i = 0; i < 2; i++) {
+        const r = await t.call("bash", { command: `curl -sS --max-time 10 http://${NAMES.unknown}:${http.port}/` });
+        expect(r.stdout).toBe(`hello from ${NAMES.unknown}\n`);
+      }
+    }, always.opts);
+    expect(always.questions).toHaveLength(1);
+    expect(hits[NAMES.unknown]).toBe(2);
+  });
+
+  test("network_deny wins over a person's yes and over network_allow: nobody is asked", async () => {
+    hits = {};
+    const yes = person("always");
+    await withServer(allowList(NAMES.denied) + `network_deny = ["${NAMES.denied}"]\n`, async (t) => {
+      const r = await t.call("bash", { command: `curl -sS --max-time 10 http://${NAMES.denied}:${http.port}/` });
+      expect(r.stdout).toContain(`agent-shell refused the connection to ${NAMES.denied}:${http.port}: network_deny lists`);
+    }, yes.opts);
+    expect(yes.questions).toHaveLength(0);
+    expect(hits[NAMES.denied]).toBeUndefined();
+  });
+});
+
+describe("tools through the proxy", () => {
+  test("git clone over http and Python's urllib reach an allowed name", async () => {
+    const repo = join(scratch, "origin");
+    const bare = join(scratch, "served", "repo.git");
+    const git = (args: string[], cwd: string) => {
+      const r = Bun.spawnSync(["git", ...args], { cwd, stderr: "pipe", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } });
+      if (r.exitCode !== 0) throw new Error(r.stderr.toString());
+    };
+    Bun.spawnSync(["mkdir", "-p", repo, join(scratch, "served")]);
+    git(["init", "-q", "-b", "main"], repo);
+    writeFileSync(join(repo, "README"), "cloned through the proxy\n");
+    git(["add", "README"], repo);
+    git(["commit", "-qm", "one"], repo);
+    git(["clone", "-q", "--bare", repo, bare], scratch);
+    git(["update-server-info"], bare);
+    // A dumb-http server: the bare repository's files as they are.
+    const files = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => new Response(Bun.file(join(scratch, "served", new URL(req.url).pathname))) });
+    try {
+      await withServer(allowList(NAMES.git, NAMES.allowed), async (t) => {
+        const r = await t.call("bash", { command: `git clone -q http://${NAMES.git}:${files.port}/repo.git cloned && cat cloned/README && python3 -c "import urllib.request; print(urllib.request.urlopen('http://${NAMES.allowed}:${http.port}/').read().decode(), end='')"` });
+        expect(r.stderr).toBe("");
+        expect(r.stdout).toBe(`cloned through the proxy\nhello from ${NAMES.allowed}\n`);
+      });
+    } finally {
+      files.stop(true);
+    }
+  });
+});
+
+/** A TCP and a UDP listener that count what reaches them (on `host`). */
+async function counters(host: string) {
+  const counts = { tcp: 0, udp: 0 };
+  const tcp = createTcpServer((s) => {
+    counts.tcp++;
+    s.destroy();
+  });
+  await new Promise<void>((done) => tcp.listen(0, host, done));
+  const udp = createSocket(host.includes(":") ? "udp6" : "udp4");
+  udp.on("message", () => counts.udp++);
+  await new Promise<void>((done) => udp.bind(0, host, done));
+  return { counts, tcpPort: (tcp.address() as { port: number }).port, udpPort: udp.address().port, close: () => (tcp.close(), udp.close()) };
+}
+
+/** This machine's first non-loopback IPv4 address (a routable one, as far as the sandbox knows). */
+function routableAddress(): string | null {
+  for (const list of Object.values(require("node:os").networkInterfaces() as Record<string, { family: string; address: string; internal: boolean }[]>)) {
+    for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  }
+  return null;
+}
+
+describe("nothing goes around the proxy", () => {
+  test("curl --noproxy, raw TCP to the host's loopback and to a routable address, and UDP reach nothing", async () => {
+    const lo = await counters("127.0.0.1");
+    const routable = routableAddress();
+    const out = routable ? await counters(routable) : null;
+    try {
+      await withServer(allowList(NAMES.allowed), async (t) => {
+        const probes = [
+          `curl -sS --max-time 3 --noproxy '*' http://${NAMES.allowed}:${lo.tcpPort}/ && echo REACHED`,
+          `(exec 3<>/dev/tcp/127.0.0.1/${lo.tcpPort}) && echo REACHED`,
+          `python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('127.0.0.1', ${lo.udpPort}))" && echo SENT`,
+          ...(out ? [`(exec 3<>/dev/tcp/${routable}/${out.tcpPort}) && echo REACHED`, `python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('${routable}', ${out.udpPort}))" && echo SENT`] : []),
+        ];
+        for (const command of probes) {
+          const r = await t.call("bash", { command: `timeout 5 bash -c ${JSON.stringify(command)}` });
+          expect(r.stdout).not.toContain("REACHED");
+        }
+      });
+      await Bun.sleep(200); // a datagram in flight would have arrived by now (none is expected)
+      expect(lo.counts).toEqual({ tcp: 0, udp: 0 });
+      if (out) expect(out.counts).toEqual({ tcp: 0, udp: 0 });
+    } finally {
+      lo.close();
+      out?.close();
+    }
+  });
+
+  test('network = "off" reaches nothing; "on" is the shared network', async () => {
+    const lo = await counters("127.0.0.1");
+    try {
+      await withServer(`network = "off"\n` + allowList(NAMES.allowed), async (t) => {
+        const r = await t.call("bash", { command: `curl -sS --max-time 3 http://${NAMES.allowed}:${lo.tcpPort}/; (exec 3<>/dev/tcp/127.0.0.1/${lo.tcpPort}) && echo REACHED; env | grep -ci _proxy` });
+        expect(r.stdout).not.toContain("REACHED");
+        expect(r.stdout.trim().split("\n").pop()).toBe("0");
+      });
+      expect(lo.counts.tcp).toBe(0);
+      await withServer(`network = "on"\n`, async (t) => {
+        const r = await t.call("bash", { command: `(exec 3<>/dev/tcp/127.0.0.1/${lo.tcpPort}) && echo REACHED` });
+        expect(r.stdout).toBe("REACHED\n");
+      });
+      expect(lo.counts.tcp).toBe(1);
+    } finally {
+      lo.close();
+    }
+  });
+});
+
+describe("the loopback both ways", () => {
+  test("a dev server started in the background is ready by ready_port, reached by a later command and from the host on the same port", async () => {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    await withServer("", async (t) => {
+      writeFileSync(join(t.cwd, "index.html"), "dev server\n");
+      const started = await t.call("bash", { command: `python3 -m http.server ${port} --bind 127.0.0.1`, run_in_background: true, ready_port: port, ready_timeout_seconds: 20 });
+      expect(started.ready).toBe(true);
+      const inside = await t.call("bash", { command: `curl -sS --max-time 5 http://127.0.0.1:${port}/index.html` });
+      expect(inside.stdout).toBe("dev server\n");
+      const outside = await fetch(`http://127.0.0.1:${port}/index.html`);
+      expect(await outside.text()).toBe("dev server\n");
+      await t.call("kill_shell", { task_id: started.task_id });
+    });
+  });
+
+  test("network_forward makes a host service reachable inside on the same port", async () => {
+    const service = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("host service\n") });
+    try {
+      await withServer(`network_forward = [${service.port}]\n`, async (t) => {
+        const r = await t.call("bash", { command: `curl -sS --max-time 5 http://127.0.0.1:${service.port}/` });
+        expect(r.stdout).toBe("host service\n");
+      });
+    } finally {
+      service.stop(true);
+    }
+  });
+});
