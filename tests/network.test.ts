@@ -294,3 +294,21 @@ describe("the loopback both ways", () => {
     }
   });
 });
+
+describe("the Landlock level", () => {
+  test("commands connect only to the proxy: an allowed name is reached, the host's loopback is not", async () => {
+    hits = {};
+    const lo = await counters("127.0.0.1");
+    try {
+      await withServer(allowList(NAMES.allowed), async (t) => {
+        const r = await t.call("bash", { command: `curl -sS --max-time 5 http://${NAMES.allowed}:${http.port}/; (exec 3<>/dev/tcp/127.0.0.1/${lo.tcpPort}) 2>/dev/null && echo REACHED; true` });
+        expect(r.sandbox_level).toBe("landlock");
+        expect(r.stdout).toBe(`hello from ${NAMES.allowed}\n`);
+      }, { env: { AGENT_SHELL_SANDBOX_LEVEL: "landlock" } });
+      expect(hits[NAMES.allowed]).toBe(1);
+      expect(lo.counts.tcp).toBe(0);
+    } finally {
+      lo.close();
+    }
+  });
+});

@@ -11,6 +11,7 @@ const LANDLOCK_GAPS = [
   "SysV IPC (message queues, semaphores, shared memory) is the host's: a command can reach other processes' IPC objects",
   "a secret inside a writable root stays readable",
   "with the network off, loopback TCP is cut too",
+  "with the network allowlist (the default), Landlock holds TCP connections only: a command may connect to the proxy's port and the network_forward ports (at any address), and to nothing else, a server another command started included; UDP (DNS included) is not held",
 ];
 
 /** Said at the namespaces level when a root server could not make device nodes of the sandbox's own (devices.ts). */

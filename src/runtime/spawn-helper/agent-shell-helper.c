@@ -188,7 +188,8 @@ static void drop_capabilities(void) {
 
 /*
  * The Landlock ruleset, as runtime/spawn-helper/requests.ts writes it (NUL-separated): the ABI,
- * the handled filesystem, network and scope bits, then pairs of rights and path.
+ * the handled filesystem, network and scope bits, then pairs of rights and path (or `tcp:PORT`:
+ * a port that may be connected to).
  */
 static void apply_landlock(int fd) {
   size_t len;
@@ -207,6 +208,12 @@ static void apply_landlock(int fd) {
     unsigned long long rights = strtoull(NEXT(), NULL, 10);
     if (p >= end) break;
     const char *path = NEXT();
+    if (strncmp(path, "tcp:", 4) == 0) {
+      /* struct landlock_net_port_attr (ABI 4) and LANDLOCK_RULE_NET_PORT (2), by hand: older headers lack them. */
+      uint64_t port[2] = {rights, strtoull(path + 4, NULL, 10)};
+      if (syscall(SYS_landlock_add_rule, ruleset, 2, port, 0) < 0) die(path);
+      continue;
+    }
     int target = open(path, O_PATH | O_CLOEXEC);
     if (target < 0) continue; /* gone since the rules were made: nothing to allow */
     struct landlock_path_beneath_attr rule;

@@ -92,7 +92,7 @@ export function sendRequest(request: number, spec: SpawnSpec): void {
 export function encodeRequest(spec: SpawnSpec): string {
   const argv = spec.argv ?? ["bash", "-c", spec.command];
   // An allowlist sandbox's only way out is the proxy: the variables that make tools use it (SPEC §21).
-  const env = Object.entries(spec.sandbox?.policy.allowlist ? withProxyEnv(spec.env) : spec.env).map(([k, v]) => `${k}=${v}`);
+  const env = Object.entries(spec.sandbox ? withProxyEnv(spec.env, spec.sandbox) : spec.env).map(([k, v]) => `${k}=${v}`);
   return [spec.cwd, spec.stdin === null && !spec.tty ? "null" : "keep", String(argv.length), ...argv, ...env].map((field) => `${field}\0`).join("");
 }
 

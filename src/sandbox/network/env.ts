@@ -1,6 +1,7 @@
+import { hostProxyPort } from "./host-proxy.ts";
 import { PROXY_PORT } from "./ports.ts";
+import type { NetworkRules } from "./rules.ts";
 
-const PROXY = `http://127.0.0.1:${PROXY_PORT}`;
 const NO_PROXY = "localhost,127.0.0.1,::1";
 
 /**
@@ -9,7 +10,9 @@ const NO_PROXY = "localhost,127.0.0.1,::1";
  * (upper or lower case); Node's own fetch reads them with NODE_USE_ENV_PROXY; the JVM reads
  * none of them, only system properties (JAVA_TOOL_OPTIONS).
  */
-export const PROXY_ENV: Readonly<Record<string, string>> = {
+export function proxyEnv(port: number): Record<string, string> {
+  const PROXY = `http://127.0.0.1:${port}`;
+  return {
   HTTP_PROXY: PROXY,
   HTTPS_PROXY: PROXY,
   ALL_PROXY: PROXY,
@@ -21,11 +24,16 @@ export const PROXY_ENV: Readonly<Record<string, string>> = {
   NODE_USE_ENV_PROXY: "1",
   npm_config_proxy: PROXY,
   npm_config_https_proxy: PROXY,
-  JAVA_TOOL_OPTIONS: `-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=${PROXY_PORT} -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=${PROXY_PORT} -Dhttp.nonProxyHosts=localhost|127.0.0.1|[::1]`,
-};
+  JAVA_TOOL_OPTIONS: `-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=${port} -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=${port} -Dhttp.nonProxyHosts=localhost|127.0.0.1|[::1]`,
+  };
+}
 
-/** `env` with the proxy settings over it (a JAVA_TOOL_OPTIONS of its own is kept after ours). */
-export function withProxyEnv(env: Record<string, string>): Record<string, string> {
+/** A command's `env` under `run` (an allowlist policy) with the proxy settings over it (a JAVA_TOOL_OPTIONS of its own is kept after ours). */
+export function withProxyEnv(env: Record<string, string>, run: { level: string; policy: { allowlist?: NetworkRules | null } }): Record<string, string> {
+  const rules = run.policy.allowlist;
+  if (!rules) return env;
+  // Inside a network namespace of its own the proxy is on a fixed port; at the Landlock level, on the host's loopback.
+  const ours = proxyEnv(run.level === "landlock" ? hostProxyPort(run.policy, rules) : PROXY_PORT);
   const java = env.JAVA_TOOL_OPTIONS;
-  return { ...env, ...PROXY_ENV, ...(java ? { JAVA_TOOL_OPTIONS: `${PROXY_ENV.JAVA_TOOL_OPTIONS} ${java}` } : {}) };
+  return { ...env, ...ours, ...(java ? { JAVA_TOOL_OPTIONS: `${ours.JAVA_TOOL_OPTIONS} ${java}` } : {}) };
 }

@@ -29,7 +29,8 @@ export function sandboxFields(task: Task): Record<string, unknown> {
   if (sb.gitDisarmed?.length) fields.git_disarmed = sb.gitDisarmed.map((d) => ({ ...d }));
   const failed = task.exit !== null && (task.exit.code !== 0 || task.exit.signal !== null);
   if (failed && sb.writableRoots) {
-    const denied = deniedOf(task, sb.writableRoots, sb.network !== false);
+    // With the allowlist, the proxy says what it refused (network_denied): a network error is not guessed at.
+    const denied = deniedOf(task, sb.writableRoots, sb.network !== false || sb.networkDenied !== undefined);
     if (denied) fields.sandbox_denied = denied;
   }
   return fields;
