@@ -4,6 +4,8 @@ import { UsageError } from "./usage.ts";
 import { CONFIG_HELP } from "./host-help.ts";
 import { defaultStateDir } from "../background/state/state-dir.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
+import { networkMode } from "../sandbox/setup.ts";
+import { DEFAULT_ALLOW } from "../sandbox/network/rules.ts";
 
 /** `agent-shell config show [--config FILE] [--json]`: every key, its value and its source. */
 export async function configCommand(argv: string[]): Promise<number> {
@@ -23,7 +25,13 @@ export async function configCommand(argv: string[]): Promise<number> {
   // The state dir in use even when nothing sets it: the default.
   if (config.state_dir === undefined) shown.state_dir = defaultStateDir();
   if (config.sandbox === undefined) shown.sandbox = level.level ? "workspace-write" : `unavailable (running unsandboxed: ${level.missing})`;
-  const extraRows: Array<[string, unknown, string]> = [["sandbox_level", level.level ?? "none", "detected"]];
+  // The network mode in force (SPEC §21), and the names allowed without being listed.
+  if (config.network === undefined) shown.network = networkMode(config);
+  const extraRows: Array<[string, unknown, string]> = [
+    ["sandbox_level", level.level ?? "none", "detected"],
+    // (The table gives the count; `--json` and `sandbox check` list them.)
+    ["network_allow_built_in", !config.network_allow_defaults ? [] : values.json ? DEFAULT_ALLOW : `${DEFAULT_ALLOW.length} registries and code hosts (sandbox check lists them)`, "built in"],
+  ];
   if (values.json) {
     const out = Object.fromEntries([
       ...keys.map((k) => [k, { value: shown[k] ?? null, source: sources[k] }]),

@@ -116,6 +116,11 @@ export class Sandbox {
     return (this.probed ??= sandboxLevel());
   }
 
+  /** Whether commands reach the network by name only (SPEC §21). */
+  get networkAllowlist(): boolean {
+    return this.settings.allowlist !== null;
+  }
+
   /** True when the default mode could not be applied (commands run uncontained). */
   get unavailable(): boolean {
     return this.mode !== "off" && this.choice.level === null;
