@@ -7,7 +7,7 @@ const rules = (over: Partial<Parameters<typeof networkRules>[0]> = {}) =>
   networkRules({ network_allow: [], network_allow_defaults: true, network_deny: [], network_forward: [], network_publish: true, ...over });
 
 describe("decide", () => {
-  const cases: Array<[string, string, number, Partial<Parameters<typeof networkRules>[0]>, string]> = [
+  const cases: Array<[string, string, number, Partial<Parameters<typeof networkRules>[0]>, "allow" | "deny" | "ask"]> = [
     ["a built-in registry", "registry.npmjs.org", 443, {}, "allow"],
     ["a built-in wildcard", "raw.githubusercontent.com", 443, {}, "allow"],
     ["a wildcard does not cover the domain itself", "githubusercontent.com", 443, {}, "ask"],

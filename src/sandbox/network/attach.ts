@@ -1,10 +1,12 @@
-import { mkdirSync, rmSync } from "node:fs";
-import { connect, createServer, type Server, type Socket } from "node:net";
+import { closeSync, mkdirSync, rmSync } from "node:fs";
+import { messageSocketPair, receiveFds } from "../../runtime/fd-passing.ts";
+import type { Socket, TCPSocketListener } from "bun";
+import { connectAndJoin, joinHandlers, newSide, type Side } from "./join.ts";
 import { join } from "node:path";
 import { helperFd } from "../../runtime/spawn-helper/helper-binary.ts";
 import { watchdog } from "../../runtime/watchdog.ts";
 import { launcherEnv } from "../../runtime/env.ts";
-import { serveProxyClient } from "./proxy.ts";
+import { listenProxy } from "./proxy.ts";
 import { listeningPorts, PROXY_PORT } from "./ports.ts";
 import type { NetworkRules } from "./rules.ts";
 
@@ -13,9 +15,11 @@ const PUBLISH_EVERY_MS = 250;
 
 /**
  * The network of one allowlist sandbox (SPEC §21): the relay (spawn helper `relay`, in the
- * sandbox's network namespace) joins its 127.0.0.1:3128 to this server's proxy and each
- * forwarded port to the host's, over unix sockets in the state dir that commands cannot reach;
- * ports its commands listen on are published on the host's loopback through the relay too.
+ * sandbox's network namespace) makes the sockets listening on its 127.0.0.1:3128 (the proxy)
+ * and on each forwarded port, and hands them to this server, which accepts on them itself
+ * (no hop between a command and the proxy). Ports its commands listen on are published on
+ * the host's loopback through the relay, which stays for that (a unix socket in the state
+ * dir, which commands cannot reach).
  */
 export interface SandboxNetwork {
   /** Resolves once the relay listens inside (commands start after it). */
@@ -33,96 +37,95 @@ export async function publishAll(): Promise<void> {
 }
 
 export function attachNetwork(opts: { policy: object; rules: NetworkRules; namespaces: number[]; holdPid: number; stateRoot: string }): SandboxNetwork {
-  const dir = join(opts.stateRoot, "net");
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const id = `${process.pid}-${opts.holdPid}`;
-  const servers: Server[] = [];
-  const socketPath = (what: string) => {
-    const path = join(dir, `${id}.${what}`);
-    if (path.length > 107) throw new Error(`agent-shell's state dir path is too long for its network sockets (${path}): set a shorter state_dir`);
-    rmSync(path, { force: true });
-    return path;
-  };
-  const listenUnix = (what: string, onConnection: (s: Socket) => void) => {
-    const path = socketPath(what);
-    const server = createServer({ noDelay: true } as never, onConnection);
-    server.listen(path);
-    servers.push(server);
-    return { path, listening: new Promise<void>((done, fail) => server.once("listening", done).once("error", fail)) };
-  };
-  const proxy = listenUnix("proxy", (s) => serveProxyClient(s, opts.policy, opts.rules));
-  const forwards = opts.rules.forward.map((port) => ({ port, ...listenUnix(`fwd${port}`, (s) => join2(s, connect({ host: "127.0.0.1", port }))) }));
-  const publishPath = opts.rules.publish ? socketPath("publish") : null;
-  const argv = ["/proc/self/fd/3", "relay", "--listen", `${PROXY_PORT}=${proxy.path}`, ...forwards.flatMap((f) => ["--listen", `${f.port}=${f.path}`]), ...(publishPath ? ["--publish", publishPath] : [])];
-  // The namespaces follow the helper, from fd 4.
-  opts.namespaces.forEach((_, i) => argv.push("--ns", String(4 + i)));
-  const relay = Bun.spawn(argv, {
-    stdio: ["pipe", "pipe", "inherit", helperFd(), ...opts.namespaces],
-    env: launcherEnv(),
-    cwd: "/",
-    detached: true,
-  } as never) as Bun.Subprocess<"pipe", "pipe", "inherit">;
+  const listeners: TCPSocketListener<Side>[] = [];
+  const publishPath = opts.rules.publish ? socketPath(opts.stateRoot, `${process.pid}-${opts.holdPid}.publish`) : null;
+  // The listeners the relay makes inside, in this order: the proxy, then each forwarded port.
+  const inside = [PROXY_PORT, ...opts.rules.forward];
+  const [ours, theirs] = messageSocketPair();
+  const argv = ["/proc/self/fd/3", "relay", ...inside.flatMap((port) => ["--listen", String(port)]), "--give", "4", ...(publishPath ? ["--publish", publishPath] : [])];
+  // The namespaces follow the helper and the socket, from fd 5.
+  opts.namespaces.forEach((_, i) => argv.push("--ns", String(5 + i)));
+  let relay: Bun.Subprocess<"pipe", "pipe", "inherit">;
+  try {
+    relay = Bun.spawn(argv, {
+      stdio: ["pipe", "pipe", "inherit", helperFd(), theirs, ...opts.namespaces],
+      env: launcherEnv(),
+      cwd: "/",
+      detached: true,
+    } as never) as Bun.Subprocess<"pipe", "pipe", "inherit">;
+  } finally {
+    closeSync(theirs);
+  }
   watchdog().track(relay.pid);
-  const relayReady = new Response(relay.stdout).body!.getReader().read().then((r) => {
-    if (r.done) throw new Error(`the sandbox's network relay did not start (exit ${relay.exitCode ?? relay.signalCode})`);
+  void relay.exited.then(() => watchdog().untrack(relay.pid));
+  // Once it says so, its listening sockets wait on our end: this server accepts on them.
+  const ready = new Response(relay.stdout).body!.getReader().read().then((r) => {
+    const fds = r.done ? null : receiveFds(ours, inside.length);
+    closeSync(ours);
+    if (!fds || fds.length !== inside.length) throw new Error(`the sandbox's network relay did not start (exit ${relay.exitCode ?? relay.signalCode})`);
+    fds.forEach((fd, i) => {
+      const port = inside[i]!;
+      listeners.push(port === PROXY_PORT ? listenProxy({ fd }, opts.policy, opts.rules) : forwardTo({ fd }, { hostname: "127.0.0.1", port }));
+    });
   });
-  const published = new Map<number, Server>();
+  const published = new Map<number, TCPSocketListener<Side>>();
   const taken = new Set<number>();
   const publishNow = async () => {
-    if (!publishPath) return;
-    const listening: Promise<unknown>[] = [];
-    const inside = listeningPorts(opts.holdPid);
-    inside.delete(PROXY_PORT);
-    for (const f of opts.rules.forward) inside.delete(f);
-    for (const [port, server] of published) if (!inside.has(port)) (server.close(), published.delete(port));
-    for (const port of taken) if (!inside.has(port)) taken.delete(port);
-    for (const port of inside) {
+    if (!publishPath || !(await ready.then(() => true, () => false))) return;
+    const now = listeningPorts(opts.holdPid);
+    for (const port of inside) now.delete(port);
+    for (const [port, listener] of published) if (!now.has(port)) (listener.stop(true), published.delete(port));
+    for (const port of taken) if (!now.has(port)) taken.delete(port);
+    for (const port of now) {
       if (published.has(port) || taken.has(port)) continue;
-      const server = createServer({ noDelay: true } as never, (s) => {
-        const inner = connect(publishPath);
-        inner.write(Buffer.from([port >> 8, port & 255]));
-        join2(s, inner);
-      });
-      published.set(port, server);
-      server.once("error", (e) => {
-        published.delete(port);
+      try {
+        // Each connection names the port to the relay, which connects to it inside.
+        published.set(port, forwardTo({ hostname: "127.0.0.1", port }, { unix: publishPath }, new Uint8Array([port >> 8, port & 255])));
+      } catch (e) {
         taken.add(port);
-        process.stderr.write(`agent-shell: network: port ${port}, which a sandboxed command listens on, is not published on the host's loopback: ${(e as NodeJS.ErrnoException).code === "EADDRINUSE" ? "it is taken there" : e.message}\n`);
-      });
-      listening.push(new Promise((done) => server.once("listening", done).once("error", done)));
-      server.listen(port, "127.0.0.1");
+        process.stderr.write(`agent-shell: network: port ${port}, which a sandboxed command listens on, is not published on the host's loopback: ${(e as NodeJS.ErrnoException).code === "EADDRINUSE" ? "it is taken there" : (e as Error).message}\n`);
+      }
     }
-    await Promise.all(listening);
   };
   const timer = publishPath ? setInterval(() => void publishNow(), PUBLISH_EVERY_MS) : null;
   timer?.unref();
   const network: SandboxNetwork = {
-    ready: Promise.all([relayReady, proxy.listening, ...forwards.map((f) => f.listening)]).then(() => {}),
+    ready,
     publishNow,
     close() {
       if (!open.delete(network)) return;
       if (timer) clearInterval(timer);
-      for (const s of [...servers, ...published.values()]) s.close();
-      relay.stdin.end();
+      for (const l of [...listeners, ...published.values()]) l.stop(true);
       relay.kill("SIGKILL");
-      void relay.exited.then(() => watchdog().untrack(relay.pid));
-      for (const s of servers) {
-        const path = s.address();
-        if (typeof path === "string") rmSync(path, { force: true });
-      }
       if (publishPath) rmSync(publishPath, { force: true });
     },
   };
   open.add(network);
-  void relay.exited.then(() => network.close());
   return network;
 }
 
-/** Joins two sockets both ways; either's end or error ends both. */
-function join2(a: Socket, b: Socket): void {
-  a.pipe(b);
-  b.pipe(a);
-  const end = () => (a.destroy(), b.destroy());
-  a.once("error", end).once("close", end);
-  b.once("error", end).once("close", end);
+/** A unix socket path in the state dir's `net/` (hidden from commands), free to bind. */
+function socketPath(stateRoot: string, name: string): string {
+  const dir = join(stateRoot, "net");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const path = join(dir, name);
+  if (path.length > 107) throw new Error(`agent-shell's state dir path is too long for its network sockets (${path}): set a shorter state_dir`);
+  rmSync(path, { force: true });
+  return path;
+}
+
+/** Listens on `where`; each connection is joined to a new one to `target` (which is told `hello` first). */
+function forwardTo(where: { fd: number } | { hostname: string; port: number }, target: { hostname: string; port: number } | { unix: string }, hello?: Uint8Array): TCPSocketListener<Side> {
+  return Bun.listen<Side>({
+    ...where,
+    socket: {
+      ...joinHandlers,
+      open(client: Socket<Side>) {
+        client.data = newSide();
+        void connectAndJoin(client, target, hello ? [hello] : []).then((r) => {
+          if (r instanceof Error) client.end();
+        });
+      },
+    },
+  } as never);
 }

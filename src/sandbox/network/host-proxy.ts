@@ -1,5 +1,5 @@
-import { createServer, type Server } from "node:net";
-import { serveProxyClient } from "./proxy.ts";
+import type { TCPSocketListener } from "bun";
+import { listenProxy } from "./proxy.ts";
 import type { NetworkRules } from "./rules.ts";
 
 /**
@@ -7,17 +7,14 @@ import type { NetworkRules } from "./rules.ts";
  * loopback (a port of its own per policy), and the policy's Landlock ruleset lets commands
  * connect over TCP to that port and the forwarded ones only (landlock/ruleset.ts).
  */
-const servers = new WeakMap<object, { server: Server; port: number }>();
+const listeners = new WeakMap<object, TCPSocketListener<unknown>>();
 
 export function hostProxyPort(policy: object, rules: NetworkRules): number {
-  let known = servers.get(policy);
-  if (!known) {
-    const server = createServer({ noDelay: true } as never, (s) => serveProxyClient(s, policy, rules));
-    // Bun binds at once: the port is known now, before any command that needs it starts.
-    server.listen(0, "127.0.0.1");
-    server.unref();
-    known = { server, port: (server.address() as { port: number }).port };
-    servers.set(policy, known);
+  let listener = listeners.get(policy);
+  if (!listener) {
+    listener = listenProxy({ hostname: "127.0.0.1", port: 0 }, policy, rules) as TCPSocketListener<unknown>;
+    listener.unref();
+    listeners.set(policy, listener);
   }
-  return known.port;
+  return listener.port;
 }

@@ -1,22 +1,35 @@
-import { connect, type Socket } from "node:net";
+import type { Socket, TCPSocketListener } from "bun";
 import { admit, refusalText } from "./gate.ts";
+import { connectAndJoin, joinHandlers, newSide, type Side } from "./join.ts";
 import type { NetworkRules } from "./rules.ts";
 
 /** The most a request head (HTTP) or handshake may take before the proxy gives up on it. */
 const MAX_HEAD = 64 * 1024;
 
 /**
- * One connection a command made to the proxy (through the relay): HTTP `CONNECT host:port`,
- * a plain HTTP request in absolute form (`GET http://host/…`), or SOCKS5 (told by its first
- * byte). The name is admitted (gate.ts), then the proxy connects to the address it checked
- * and joins the two. A refusal answers with the host and how to allow it (HTTP 403, SOCKS
- * "not allowed by ruleset").
+ * The proxy, listening on `where` (a socket a relay made inside a sandbox, or the host's
+ * loopback). Each connection a command makes is HTTP `CONNECT host:port`, a plain HTTP
+ * request in absolute form (`GET http://host/…`), or SOCKS5 (told by its first byte). The
+ * name is admitted (gate.ts), then the proxy connects to the address it checked and joins the
+ * two. A refusal answers with the host and how to allow it (HTTP 403, SOCKS "not allowed by
+ * ruleset").
  */
-export function serveProxyClient(client: Socket, policy: object, rules: NetworkRules): void {
+export function listenProxy(where: { fd: number } | { hostname: string; port: number }, policy: object, rules: NetworkRules): TCPSocketListener<Side> {
+  return Bun.listen<Side>({
+    ...where,
+    socket: {
+      ...joinHandlers,
+      open(client: Socket<Side>) {
+        client.data = newSide(readHead(policy, rules));
+      },
+    },
+  } as never);
+}
+
+function readHead(policy: object, rules: NetworkRules): Side["onData"] {
   let head = Buffer.alloc(0);
   let greeted = false;
-  client.on("error", () => client.destroy());
-  const onData = (chunk: Buffer) => {
+  return (client, chunk) => {
     head = Buffer.concat([head, chunk]);
     // SOCKS5's greeting is answered before the client sends its request: no authentication.
     if (head[0] === 5 && !greeted && head.length >= 2 && head.length >= 2 + head[1]!) {
@@ -25,12 +38,12 @@ export function serveProxyClient(client: Socket, policy: object, rules: NetworkR
     }
     const step = head[0] === 5 ? socksRequest(head) : httpRequest(head);
     if (step === "more" && head.length < MAX_HEAD) return;
-    client.off("data", onData);
-    client.pause();
+    // What comes after the head while the name is decided (a request body) waits.
+    const after: Uint8Array[] = [];
+    client.data.onData = (_s, more) => void after.push(new Uint8Array(more));
     if (step === "more" || "error" in step) return badRequest(client, head[0] === 5, step === "more" ? "request too long" : step.error);
-    void open(client, policy, rules, step);
+    void open(client, policy, rules, step, after);
   };
-  client.on("data", onData);
 }
 
 interface Step {
@@ -43,46 +56,28 @@ interface Step {
   forward: Buffer;
 }
 
-async function open(client: Socket, policy: object, rules: NetworkRules, step: Step): Promise<void> {
+async function open(client: Socket<Side>, policy: object, rules: NetworkRules, step: Step, after: Uint8Array[]): Promise<void> {
+  client.pause();
   const verdict = await admit(policy, rules, step.host, step.port);
-  if (client.destroyed) return;
+  if (client.data.closed) return;
   if ("refused" in verdict) {
     if (step.socks) client.end(Buffer.from([5, 2, 0, 1, 0, 0, 0, 0, 0, 0]));
-    else forbidden(client, refusalText(verdict.host, step.port, verdict.refused));
+    else httpAnswer(client, "403 Forbidden", refusalText(verdict.host, step.port, verdict.refused));
     return;
   }
-  const upstream = connect({ host: verdict.address, port: step.port, noDelay: true });
-  upstream.once("connect", () => {
-    if (step.reply) client.write(step.reply);
-    if (step.forward.length) upstream.write(step.forward);
-    client.pipe(upstream);
-    upstream.pipe(client);
-    client.resume();
-  });
-  upstream.once("error", (e) => {
-    if (upstream.connecting || !upstream.bytesRead) {
-      if (step.socks) client.end(Buffer.from([5, 5, 0, 1, 0, 0, 0, 0, 0, 0]));
-      else if (!upstream.bytesWritten) gatewayError(client, `agent-shell's proxy could not connect to ${step.host}:${step.port}: ${(e as NodeJS.ErrnoException).code ?? e.message}\n`);
-      else client.destroy();
-    } else client.destroy();
-  });
-  client.once("close", () => upstream.destroy());
-  upstream.once("close", () => client.destroy());
+  const upstream = await connectAndJoin(client, { hostname: verdict.address, port: step.port }, [step.forward, ...after], step.reply);
+  if (upstream instanceof Error) {
+    const why = (upstream as NodeJS.ErrnoException).code ?? upstream.message;
+    if (step.socks) client.end(Buffer.from([5, 5, 0, 1, 0, 0, 0, 0, 0, 0]));
+    else httpAnswer(client, "502 Bad Gateway", `agent-shell's proxy could not connect to ${step.host}:${step.port}: ${why}\n`);
+  }
 }
 
-function httpAnswer(client: Socket, status: string, body: string): void {
+function httpAnswer(client: Socket<Side>, status: string, body: string): void {
   client.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\nX-Agent-Shell: network\r\n\r\n${body}`);
 }
 
-function forbidden(client: Socket, body: string): void {
-  httpAnswer(client, "403 Forbidden", body);
-}
-
-function gatewayError(client: Socket, body: string): void {
-  httpAnswer(client, "502 Bad Gateway", body);
-}
-
-function badRequest(client: Socket, socks: boolean, why: string): void {
+function badRequest(client: Socket<Side>, socks: boolean, why: string): void {
   if (socks) client.end(Buffer.from([5, 1, 0, 1, 0, 0, 0, 0, 0, 0]));
   else httpAnswer(client, "400 Bad Request", `agent-shell's proxy did not understand the request: ${why}\n`);
 }
