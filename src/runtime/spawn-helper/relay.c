@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -144,6 +145,7 @@ int relay(int argc, char **argv) {
       publish = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
       if (publish < 0 || unix_address(v, &un) != 0) relay_fail("publish socket");
       unlink(v);
+      umask(0177); /* the socket file is the user's alone (0600), as everything in the state dir */
       if (bind(publish, (struct sockaddr *)&un, sizeof un) != 0 || listen(publish, 512) != 0) relay_fail("publish socket");
     }
   }
