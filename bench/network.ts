@@ -40,7 +40,7 @@ async function curl(c: LineClient, flags: string, command: string): Promise<stri
   return r.stdout as string;
 }
 
-const url = (path: string) => `http://127.0.0.1:${source.port}${path}`;
+const url = (path: string) => `http://127.0.0.1:${source.port!}${path}`;
 const speeds: Record<"direct" | "proxied", number[]> = { direct: [], proxied: [] };
 for (let i = 0; i < 5; i++) {
   for (const [name, c] of [["direct", direct], ["proxied", proxied]] as const) {
@@ -66,7 +66,7 @@ print("\\n".join("%.4f" % t for t in ts))
 const setup: Record<"direct" | "proxied", number[]> = { direct: [], proxied: [] };
 for (let i = 0; i < 2; i++) {
   for (const [name, c] of [["direct", direct], ["proxied", proxied]] as const) {
-    const r = (await c.call("bash", { command: probe(source.port, name === "proxied"), timeout_seconds: 600 })).result;
+    const r = (await c.call("bash", { command: probe(source.port!, name === "proxied"), timeout_seconds: 600 })).result;
     if (r.exit_code !== 0) throw new Error(JSON.stringify(r));
     setup[name].push(...(r.stdout as string).trim().split("\n").map(Number));
   }
