@@ -92,6 +92,8 @@ describe("names nobody allowed", () => {
   test("a client that cannot elicit: refused within 2 s, nothing reaches the server, the result names the host and network_allow", async () => {
     hits = {};
     await withServer("", async (t) => {
+      let log = "";
+      t.transport.stderr?.on("data", (chunk: Buffer) => (log += chunk.toString()));
       const started = performance.now();
       const r = await t.call("bash", { command: `curl -sS --max-time 20 http://${NAMES.unknown}:${http.port}/` });
       expect(performance.now() - started).toBeLessThan(2000);
@@ -99,6 +101,10 @@ describe("names nobody allowed", () => {
       expect(r.stdout).toContain("network_allow");
       expect(r.network_denied).toEqual([expect.objectContaining({ host: NAMES.unknown, port: http.port })]);
       expect(r.network_hint).toContain("network_allow");
+      // The server's log records the decision: time, host, port and command.
+      const line = log.split("\n").find((l) => l.includes(`refused ${NAMES.unknown}:${http.port}`));
+      expect(line).toMatch(/^agent-shell: network \d{4}-\d\d-\d\dT[\d:.]+Z refused /);
+      expect(line).toContain(`curl -sS --max-time 20 http://${NAMES.unknown}`);
     });
     expect(hits[NAMES.unknown]).toBeUndefined();
   });
@@ -170,7 +176,7 @@ describe("a person is asked", () => {
 });
 
 describe("tools through the proxy", () => {
-  test("git clone over http and Python's urllib reach an allowed name", async () => {
+  test("git clone over http, Python's urllib and curl over SOCKS5 reach an allowed name", async () => {
     const repo = join(scratch, "origin");
     const bare = join(scratch, "served", "repo.git");
     const git = (args: string[], cwd: string) => {
@@ -188,9 +194,11 @@ describe("tools through the proxy", () => {
     const files = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => new Response(Bun.file(join(scratch, "served", new URL(req.url).pathname))) });
     try {
       await withServer(allowList(NAMES.git, NAMES.allowed), async (t) => {
-        const r = await t.call("bash", { command: `git clone -q http://${NAMES.git}:${files.port}/repo.git cloned && cat cloned/README && python3 -c "import urllib.request; print(urllib.request.urlopen('http://${NAMES.allowed}:${http.port}/').read().decode(), end='')"` });
+        const r = await t.call("bash", {
+          command: `git clone -q http://${NAMES.git}:${files.port}/repo.git cloned && cat cloned/README && python3 -c "import urllib.request; print(urllib.request.urlopen('http://${NAMES.allowed}:${http.port}/').read().decode(), end='')" && curl -sS --max-time 5 --socks5-hostname 127.0.0.1:3128 http://${NAMES.allowed}:${http.port}/`,
+        });
         expect(r.stderr).toBe("");
-        expect(r.stdout).toBe(`cloned through the proxy\nhello from ${NAMES.allowed}\n`);
+        expect(r.stdout).toBe(`cloned through the proxy\nhello from ${NAMES.allowed}\nhello from ${NAMES.allowed}\n`);
       });
     } finally {
       files.stop(true);
