@@ -1,8 +1,6 @@
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
 import { answerKey, checkAddress, decide, isInternal, normalizeHost } from "./decide.ts";
 import { callsUnder, type NetworkCall, reportDenied } from "./calls.ts";
-import type { NetworkRules } from "./rules.ts";
+import { isIpLiteral, type NetworkRules } from "./rules.ts";
 
 /** What the proxy does with one connection: the address to connect to, or why not. */
 export type Admission = { address: string; host: string } | { refused: string; host: string };
@@ -28,7 +26,9 @@ export async function admit(policy: object, rules: NetworkRules, rawHost: string
   if (decision.verdict === "deny") return refuse(decision.reason);
   let address: string;
   try {
-    address = isIP(host) ? host : (await lookup(host, { verbatim: true })).address;
+    // Bun's resolver, not node:dns (a server's start loads no network module); IPv4 first, where many hosts have no IPv6 route.
+    const found = isIpLiteral(host) ? [{ address: host, family: 0 }] : await Bun.dns.lookup(host);
+    address = (found.find((a) => a.family === 4) ?? found[0]!).address;
   } catch (e) {
     return refuse(`the name does not resolve (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
