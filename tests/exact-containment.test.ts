@@ -62,10 +62,12 @@ describe("everything a task started dies with it, whatever left its group", () =
     expect(await waitNoProcess(`sleep ${m}`, 1000)).toEqual([]);
   });
 
-  test("a leader that exits at once leaves nothing (the escapes are its leftovers)", async () => {
+  test("a leader that exits at once: every escape is in the task its leftovers became, and dies with it", async () => {
     const m = uniqueSleep(423);
     const r = await s.call("bash", { command: `${ESCAPES(m)} echo done` });
     expect(r.stdout).toBe("done\n");
+    await started(m, 4);
+    expect((await s.call("kill_shell", { task_id: r.left_running.task_id })).status).toBe("killed");
     expect(await waitNoProcess(`sleep ${m}`, 1000)).toEqual([]);
   });
 

@@ -1,10 +1,10 @@
 /** SPEC §17: who may use `mcp --http` — the bearer token and the Origin allow-list (pure checks). */
 import { describe, expect, test } from "bun:test";
-import { normalizeOrigin, preflight, refusal } from "../src/mcp/http/access.ts";
+import { boundHosts, normalizeHost, normalizeOrigin, preflight, refusal } from "../src/mcp/http/access.ts";
 import { parseListen } from "../src/cli/http-mcp.ts";
 
-const access = { token: "s3cret-token-0123456789", allowedOrigins: new Set(["https://app.example"]) };
-const req = (headers: Record<string, string>, method = "POST") => new Request("http://127.0.0.1:1/mcp", { method, headers });
+const access = { token: "s3cret-token-0123456789", allowedOrigins: new Set(["https://app.example"]), ...boundHosts("127.0.0.1") };
+const req = (headers: Record<string, string>, method = "POST") => new Request("http://127.0.0.1:1/mcp", { method, headers: { Host: "127.0.0.1:1", ...headers } });
 
 describe("refusal", () => {
   test.each([
@@ -42,6 +42,61 @@ test("preflight: an allowed origin gets CORS headers without a token; another ge
   expect(ok.headers.get("access-control-allow-origin")).toBe("https://app.example");
   expect(ok.headers.get("access-control-expose-headers")).toContain("mcp-session-id");
   expect(preflight(req({ Origin: "https://evil.example" }, "OPTIONS"), access).status).toBe(403);
+});
+
+describe("the Host header (DNS rebinding: a page on evil.example resolved to 127.0.0.1 still sends Host: evil.example)", () => {
+  const token = { Authorization: "Bearer s3cret-token-0123456789" };
+  const on = (bound: string, allow: string[] = []) => ({ ...access, ...boundHosts(bound, allow) });
+
+  test.each([
+    ["127.0.0.1", "evil.example:8080"],
+    ["127.0.0.1", "127.0.0.1.evil.example"],
+    ["127.0.0.1", "localhost.evil.example:1"],
+    ["127.0.0.1", "10.0.0.5:1"], // another address: not the one bound
+    ["10.0.0.5", "localhost:1"], // localhost is not this server when it is bound elsewhere
+    ["0.0.0.0", "evil.example:1"], // every address bound: still no foreign name
+    ["::", "evil.example"],
+  ])("bound to %s, Host %s → 403 naming the Host and --allow-host, even with the token", async (bound, host) => {
+    const r = refusal(req({ ...token, Host: host }), on(bound))!;
+    expect(r.status).toBe(403);
+    const message = ((await r.json()) as any).error.message as string;
+    expect(message).toContain(`Host '${host}' is not allowed`);
+    expect(message).toContain("--allow-host");
+  });
+
+  test("a request without a Host header is refused (403)", () => {
+    const r = refusal(new Request("http://127.0.0.1:1/mcp", { method: "POST", headers: token }), access);
+    expect(r?.status).toBe(403);
+  });
+
+  test.each([
+    ["127.0.0.1", "127.0.0.1:8080"],
+    ["127.0.0.1", "localhost:8080"],
+    ["127.0.0.1", "LOCALHOST."],
+    ["127.0.0.1", "[::1]:8080"],
+    ["::1", "[::1]:8080"],
+    ["::1", "localhost:8080"],
+    ["localhost", "127.0.0.1:9"],
+    ["10.0.0.5", "10.0.0.5:8080"],
+    ["0.0.0.0", "192.168.1.20:8080"], // bound to every address: reached by any of its IPs
+    ["::", "[fe80::1]:8080"],
+  ])("bound to %s, Host %s passes", (bound, host) => {
+    expect(refusal(req({ ...token, Host: host }), on(bound))).toBeUndefined();
+  });
+
+  test("--allow-host adds a name (port and case ignored); others stay refused", () => {
+    const allowed = on("0.0.0.0", ["Agent.Example.com:443"]);
+    expect(refusal(req({ ...token, Host: "agent.example.com" }), allowed)).toBeUndefined();
+    expect(refusal(req({ ...token, Host: "other.example.com" }), allowed)?.status).toBe(403);
+  });
+
+  test("a preflight from an allowed origin to a foreign Host gets 403", () => {
+    expect(preflight(req({ Origin: "https://app.example", Host: "evil.example" }, "OPTIONS"), access).status).toBe(403);
+  });
+
+  test("normalizeHost", () => {
+    expect([normalizeHost("EXAMPLE.com.:8080"), normalizeHost("[::1]:9"), normalizeHost("[::1]"), normalizeHost("h")]).toEqual(["example.com", "[::1]", "[::1]", "h"]);
+  });
 });
 
 test("normalizeOrigin: case and a trailing slash do not matter", () => {

@@ -1,7 +1,7 @@
 /**
  * SPEC §3.1 kill-on-drop and non-interactive children: a foreground child never outlives its
- * call (timeout, MCP cancellation, the server shutting down), a foreground call leaves nothing
- * running, and a program prompting on /dev/tty fails at once.
+ * call (timeout, MCP cancellation, the server shutting down), what a foreground call leaves
+ * running is a task of its own (SPEC §25), and a program prompting on /dev/tty fails at once.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { alive, startServer, type McpSession } from "./helpers/mcp.ts";
@@ -199,8 +199,15 @@ describe("server shutdown", () => {
   });
 });
 
-describe("a foreground call leaves nothing running", () => {
-  test("`sleep 300 & echo started` returns 'started' within 2 s and no sleep is left", async () => {
+describe("a foreground call returns at its command's exit; what it left running is a task, never left on its own (SPEC §25)", () => {
+  /** Ends the task a call's leftovers became, and checks that none of `marker` is left. */
+  async function endLeftovers(r: any, marker: string): Promise<void> {
+    expect(r.left_running.commands.join("\n")).toContain(marker);
+    expect((await s.call("kill_shell", { task_id: r.left_running.task_id })).status).toBe("killed");
+    expect(processesMatching(marker)).toEqual([]);
+  }
+
+  test("`sleep 300 & echo started` returns 'started' within 2 s; the sleep is a task, ended with it", async () => {
     const marker = uniqueSleep(300);
     const started = Date.now();
     const r = await s.call("bash", { command: `sleep ${marker} & echo started` });
@@ -208,7 +215,7 @@ describe("a foreground call leaves nothing running", () => {
     expect(r.stdout).toBe("started\n");
     expect(r.exit_code).toBe(0);
     expect(elapsed).toBeLessThan(2_500);
-    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+    await endLeftovers(r, `sleep ${marker}`);
   });
 
   test("the same through `bash -c '…'` (the issue's exact form)", async () => {
@@ -217,7 +224,7 @@ describe("a foreground call leaves nothing running", () => {
     const r = await s.call("bash", { command: `bash -c 'sleep ${marker} & echo started'` });
     expect(r.stdout).toBe("started\n");
     expect(Date.now() - started).toBeLessThan(2_500);
-    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+    await endLeftovers(r, `sleep ${marker}`);
   });
 
   test("a leftover holding only stderr open does not hold the call either", async () => {
@@ -226,14 +233,20 @@ describe("a foreground call leaves nothing running", () => {
     const r = await s.call("bash", { command: `(sleep ${marker} >/dev/null &); echo out` });
     expect(r.stdout).toBe("out\n");
     expect(Date.now() - started).toBeLessThan(2_500);
-    expect(processesMatching(`sleep ${marker}`)).toEqual([]);
+    await endLeftovers(r, `sleep ${marker}`);
   });
 
-  test("a leftover with its output redirected away is still terminated", async () => {
-    const marker = uniqueSleep(300);
-    const r = await s.call("bash", { command: `sleep ${marker} >/dev/null 2>&1 & echo done` });
-    expect(r.stdout).toBe("done\n");
-    expect(await waitNoProcess(`sleep ${marker}`, 3000)).toEqual([]);
+  test("with foreground_leftovers = kill, a leftover (its output redirected away too) is terminated", async () => {
+    const k = await startServer({ env: { AGENT_SHELL_FOREGROUND_LEFTOVERS: "kill" } });
+    try {
+      const marker = uniqueSleep(300);
+      const r = await k.call("bash", { command: `sleep ${marker} >/dev/null 2>&1 & echo done` });
+      expect(r.stdout).toBe("done\n");
+      expect(r.left_running_killed.pids).toHaveLength(1);
+      expect(await waitNoProcess(`sleep ${marker}`, 3000)).toEqual([]);
+    } finally {
+      await k.close();
+    }
   });
 });
 

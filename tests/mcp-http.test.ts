@@ -85,6 +85,30 @@ describe("access", () => {
     expect(preflight.headers.get("access-control-allow-headers")).toContain("authorization");
   });
 
+  test("a foreign Host gets 403 even with the token (DNS rebinding); 127.0.0.1, localhost and --allow-host names pass", async () => {
+    const port = new URL(server.url).port;
+    const auth = { Authorization: `Bearer ${server.token}` };
+    const foreign = await post(server.url, INITIALIZE, { ...auth, Host: `rebind.evil.example:${port}` });
+    expect(foreign.status).toBe(403);
+    expect(((await foreign.json()) as any).error.message).toContain(`Host 'rebind.evil.example:${port}' is not allowed`);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) {
+      const ok = await post(server.url, INITIALIZE, { ...auth, Host: host });
+      expect(ok.status).toBe(200);
+      await ok.body?.cancel();
+    }
+    const proxied = await startHttpServer(["--allow-host", "agent.example.test"]);
+    try {
+      const named = await post(proxied.url, INITIALIZE, { Authorization: `Bearer ${proxied.token}`, Host: "agent.example.test" });
+      expect(named.status).toBe(200);
+      await named.body?.cancel();
+      const other = await post(proxied.url, INITIALIZE, { Authorization: `Bearer ${proxied.token}`, Host: "other.example.test" });
+      expect(other.status).toBe(403);
+      await other.body?.cancel();
+    } finally {
+      await proxied.close();
+    }
+  });
+
   test("only /mcp is served", async () => {
     const r = await fetch(server.url.replace(/\/mcp$/, "/other"), { headers: { Authorization: `Bearer ${server.token}` } });
     expect(r.status).toBe(404);

@@ -100,7 +100,8 @@ describe("names nobody allowed", () => {
       expect(r.stdout).toContain(`agent-shell refused the connection to ${NAMES.unknown}:${http.port}`);
       expect(r.stdout).toContain("network_allow");
       expect(r.network_denied).toEqual([expect.objectContaining({ host: NAMES.unknown, port: http.port })]);
-      expect(r.network_hint).toContain("network_allow");
+      expect(r.sandbox_denied).toMatchObject({ kind: "network", paths: [] });
+      expect(r.sandbox_denied.hint).toContain("network_allow");
       // The server's log records the decision: time, host, port and command.
       const line = log.split("\n").find((l) => l.includes(`refused ${NAMES.unknown}:${http.port}`));
       expect(line).toMatch(/^agent-shell: network \d{4}-\d\d-\d\dT[\d:.]+Z refused /);

@@ -146,12 +146,13 @@ describe("workspace-write (the default) keeps writes inside the writable roots",
 });
 
 describe("agent-shell's own control surfaces are out of reach", () => {
-  test("the state dir cannot be read or written, and the server cannot be signalled", async () => {
-    const command = `ls ${s.stateDir}; echo ls=$?; touch ${s.stateDir}/planted; echo touch=$?; /bin/kill -9 ${s.pid}; echo kill=$?`;
+  test("the state dir cannot be read or written (it lists as empty), and the server cannot be signalled", async () => {
+    const entry = readdirSync(s.stateDir)[0]!;
+    const command = `ls -A ${s.stateDir} | wc -l; ls ${s.stateDir}/${entry}; echo ls=$?; touch ${s.stateDir}/planted; echo touch=$?; /bin/kill -9 ${s.pid}; echo kill=$?`;
     // kill is a caution command: confirm it, so it really runs.
     const first = await s.call("bash", { command });
     const r = first.needs_confirmation ? await s.call("bash", { command, confirmed: true }) : first;
-    expect(r.stdout).toBe("ls=2\ntouch=1\nkill=1\n");
+    expect(r.stdout).toBe("0\nls=2\ntouch=1\nkill=1\n");
     expect(r.stderr).toContain("Permission denied");
     expect(existsSync(join(s.stateDir, "planted"))).toBe(false);
     expect(alive(s.pid)).toBe(true);

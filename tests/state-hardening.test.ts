@@ -5,7 +5,7 @@
  * it; a forged meta.json pointing at a process the test started signals nothing.
  */
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { alive, BINARY, startServer, waitForExit, type McpSession } from "./helpers/mcp.ts";
 import { tempDir } from "./proof/helpers.ts";
@@ -213,5 +213,34 @@ describe("a forged meta.json", () => {
     expect(out.status).toBe("lost");
     await s.call("kill_shell", { task_id: "bg-7" });
     expect(alive(victim.pid)).toBe(true);
+  });
+});
+
+describe("the spawn helper is never run from a path a command could have replaced (SPEC §26)", () => {
+  test("a copy replaced on disk is run neither by the server that checked it nor by the next one, which puts it back", async () => {
+    const stateDir = scratch("as-state-helper-");
+    const marker = join(scratch("as-helper-victim-"), "planted-helper-ran");
+    const s = await startServer({ stateDir });
+    let path = "";
+    try {
+      expect((await s.call("bash", { command: "echo one", tty: true })).stdout).toContain("one");
+      const [copy] = readdirSync(join(stateDir, "bin")).filter((n) => n.startsWith("agent-shell-helper-") && !n.endsWith(".tmp"));
+      path = join(stateDir, "bin", copy!);
+      // Replaced as a command would replace it (a running program's file cannot be written in place).
+      writeFileSync(`${path}.planted`, `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
+      renameSync(`${path}.planted`, path);
+      expect((await s.call("bash", { command: "echo two", tty: true })).stdout).toContain("two");
+      expect(() => lstatSync(marker)).toThrow();
+    } finally {
+      await s.close();
+    }
+    const next = await startServer({ stateDir });
+    try {
+      expect((await next.call("bash", { command: "echo three", tty: true })).stdout).toContain("three");
+      expect(() => lstatSync(marker)).toThrow();
+      expect(readFileSync(path).subarray(0, 4).toString("latin1")).toBe("\x7fELF");
+    } finally {
+      await next.close();
+    }
   });
 });

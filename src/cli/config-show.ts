@@ -3,9 +3,11 @@ import { configFlags, parseHostFlags } from "./host-options.ts";
 import { UsageError } from "./usage.ts";
 import { CONFIG_HELP } from "./host-help.ts";
 import { defaultStateDir } from "../background/state/state-dir.ts";
+import { defaultMaxStateBytes } from "../background/output/state-budget.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
 import { networkMode } from "../sandbox/setup.ts";
 import { DEFAULT_ALLOW } from "../sandbox/network/rules.ts";
+import { makeWritableHomes } from "../sandbox/roots.ts";
 
 /** `agent-shell config show [--config FILE] [--json]`: every key, its value and its source. */
 export async function configCommand(argv: string[]): Promise<number> {
@@ -24,6 +26,7 @@ export async function configCommand(argv: string[]): Promise<number> {
   const shown: Record<string, unknown> = { ...config };
   // The state dir in use even when nothing sets it: the default.
   if (config.state_dir === undefined) shown.state_dir = defaultStateDir();
+  if (config.max_state_bytes === undefined) shown.max_state_bytes = defaultMaxStateBytes(String(shown.state_dir));
   if (config.sandbox === undefined) shown.sandbox = level.level ? "workspace-write" : `unavailable (running unsandboxed: ${level.missing})`;
   // The network mode in force (SPEC §21), and the names allowed without being listed.
   if (config.network === undefined) shown.network = networkMode(config);
@@ -32,6 +35,9 @@ export async function configCommand(argv: string[]): Promise<number> {
     // (The table gives the count; `--json` and `sandbox check` list them.)
     ["network_allow_built_in", !config.network_allow_defaults ? [] : values.json ? DEFAULT_ALLOW : `${DEFAULT_ALLOW.length} registries and code hosts (sandbox check lists them)`, "built in"],
   ];
+  // A sandbox_writable entry that is missing is made; one that cannot be is named here, never dropped in silence.
+  const unmade = config.sandbox === "off" ? [] : makeWritableHomes(config.sandbox_writable);
+  if (unmade.length) extraRows.push(["sandbox_writable_not_in_force", unmade, "checked"]);
   if (values.json) {
     const out = Object.fromEntries([
       ...keys.map((k) => [k, { value: shown[k] ?? null, source: sources[k] }]),

@@ -24,6 +24,8 @@ ${SERVER_FLAGS}  --persist            a registry that survives restarts (tasks, 
                        request needs 'Authorization: Bearer TOKEN'; sessions share the registry
   --token-file FILE    the token (first line); without it a random one is printed on stderr
   --allow-origin O     a browser origin allowed to call (repeatable); other Origins get 403
+  --allow-host NAME    a name the server is reached by (repeatable; e.g. behind a proxy); a Host
+                       header naming neither it nor the bound address gets 403
   --session-timeout S  close a session idle this long, ending its foreground work (default: 1800)
 
 Examples:

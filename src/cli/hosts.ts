@@ -55,7 +55,7 @@ export async function hostsCommand(argv: string[]): Promise<number> {
   }
   const chosen = names.length ? names : known;
   if (chosen.length === 0) return reportError("hosts check: no hosts are configured (add a [hosts.NAME] table to the config file)");
-  const far = new FarHosts(config.hosts, config.kill_grace_seconds);
+  const far = new FarHosts(config.hosts, config);
   try {
     const reports = await Promise.all(chosen.map((name) => checkHost(name, config.hosts[name]!, far, config.kill_grace_seconds)));
     if (values.json) printJson({ hosts: reports });

@@ -5,6 +5,7 @@ export const HTTP_FLAGS = {
   http: { type: "string" },
   "token-file": { type: "string" },
   "allow-origin": { type: "string", multiple: true },
+  "allow-host": { type: "string", multiple: true },
   "session-timeout": { type: "string" },
 } as const satisfies OptionSpecs;
 
@@ -12,5 +13,6 @@ export interface HttpFlags {
   http?: string;
   "token-file"?: string;
   "allow-origin"?: string[];
+  "allow-host"?: string[];
   "session-timeout"?: string;
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { ToolHost } from "../host/tool-host.ts";
-import { normalizeOrigin } from "../mcp/http/access.ts";
-import { isLoopback, serveHttp } from "../mcp/http/serve.ts";
+import { boundHosts, isLoopback, normalizeOrigin } from "../mcp/http/access.ts";
+import { serveHttp } from "../mcp/http/serve.ts";
 import { UsageError } from "./usage.ts";
 import type { HttpFlags } from "./http-flags.ts";
 
@@ -44,7 +44,7 @@ export async function serveHttpCommand(host: ToolHost, flags: HttpFlags): Promis
   return serveHttp(host, {
     hostname,
     port,
-    access: { token, allowedOrigins },
+    access: { token, allowedOrigins, ...boundHosts(hostname, flags["allow-host"]) },
     sessionTimeoutMs: timeout * 1000,
     onListening(url) {
       const lines = [`agent-shell: MCP over HTTP at ${url}`];

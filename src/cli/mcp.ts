@@ -16,7 +16,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   if (positionals.length) throw new UsageError(`mcp takes no arguments, got: ${positionals.join(" ")}`);
   const http = values as HttpFlags;
   if (http.http === undefined) {
-    const only = (["token-file", "allow-origin", "session-timeout"] as const).find((k) => http[k] !== undefined);
+    const only = (["token-file", "allow-origin", "allow-host", "session-timeout"] as const).find((k) => http[k] !== undefined);
     if (only) throw new UsageError(`--${only} applies to --http only`);
   } else if (values.shared) throw new UsageError("--shared and --http do not combine: --http already shares one registry between its sessions");
   if (values.shared) return (await import("./shared-mcp.ts")).sharedMcp(values);

@@ -83,6 +83,7 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
     modes: { ...modes, off: { enforced: false } },
     network: networkReport(config),
     not_held: level ? levelGaps(level) : [],
+    sandbox_writable_not_in_force: sandbox.writableProblems,
   };
   if (values.json) {
     process.stdout.write(JSON.stringify(report, null, 2) + "\n");
@@ -119,6 +120,7 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
   }
   out.push("Mode off: no containment.");
   if (report.not_held.length) out.push(`Not held at the ${level} level:`, ...report.not_held.map((g) => `  - ${g}`));
+  if (report.sandbox_writable_not_in_force.length) out.push("Not in force:", ...report.sandbox_writable_not_in_force.map((p) => `  - ${p}`));
   process.stdout.write(out.join("\n") + "\n");
   return 0;
 }

@@ -53,6 +53,8 @@ export type HostConfig = z.infer<typeof HostSchema>;
 export const ConfigSchema = z
   .object({
     timeout_seconds: z.number().int().min(1).default(120),
+    /** What a foreground command leaves running when it exits (SPEC §25): kept as a background task, or ended. */
+    foreground_leftovers: z.enum(["adopt", "kill"]).default("adopt"),
     task_timeout_seconds: z.number().int().min(1).default(1800),
     /** What a model reads (SPEC §15): output budget of a result (stdout + stderr together), shaping, agent-aware children. */
     max_output_bytes: z.number().int().min(1000).max(2_500_000).default(8000),
@@ -63,6 +65,8 @@ export const ConfigSchema = z
     task_ttl_seconds: z.number().min(0).default(1800),
     max_finished_tasks: z.number().int().min(0).default(500),
     max_log_bytes: z.number().int().min(0).default(1024 * 1024 * 1024),
+    /** All task logs together (SPEC §26); unset: 10 GiB or a tenth of the free space at start, whichever is smaller. */
+    max_state_bytes: z.number().int().min(0).optional(),
     max_notifications: z.number().int().min(0).default(100),
     allowed_paths: z.array(z.string()).default([]),
     agent_command: z.array(z.string()).min(1).optional(),

@@ -1,6 +1,7 @@
 import { realpathSync } from "node:fs";
 import { restartTask } from "../tools/services/restart-task.ts";
 import { resolve } from "node:path";
+import { defaultMaxStateBytes, StateBudget } from "../background/output/state-budget.ts";
 import { defaultStateDir, OwnerFolder, recoverTasks } from "../background/state/index.ts";
 import { Launcher, Registry, type Task } from "../background/tasks/index.ts";
 import { awaitOutputNews } from "../background/watch/index.ts";
@@ -105,6 +106,8 @@ export class ToolHost {
   private readonly persistent: boolean;
   /** Whether prepare() has run. */
   private prepared = false;
+  /** Callers already told the sandbox's notes (withSandboxNotes). */
+  private readonly notesSaid = new WeakSet<object>();
   /** The result of each call run as an MCP task, by its task (gone with the task). */
   private readonly callResults = new WeakMap<Task, { result: Promise<ToolResult>; settled: boolean }>();
 
@@ -123,8 +126,10 @@ export class ToolHost {
     this.registry = new Registry({ taskTtlMs: config.task_ttl_seconds * 1000, maxFinishedTasks: config.max_finished_tasks, owner: this.owner });
     const sshOnly = Object.entries(config.hosts).filter(([, h]) => !usesFarAgent(h));
     this.sshHosts = new SshHosts(Object.fromEntries(sshOnly) as Record<string, SshTarget>, config.kill_grace_seconds);
-    this.farHosts = new FarHosts(config.hosts, config.kill_grace_seconds);
-    const streams = { bufferBytes: config.background_buffer_bytes, maxLogBytes: config.max_log_bytes, killGraceMs: config.kill_grace_seconds * 1000 };
+    this.farHosts = new FarHosts(config.hosts, config);
+    const maxStateBytes = config.max_state_bytes ?? defaultMaxStateBytes(stateRoot);
+    const budget = new StateBudget(maxStateBytes, (bytes) => this.registry.freeLogSpace(bytes, maxStateBytes));
+    const streams = { bufferBytes: config.background_buffer_bytes, maxLogBytes: config.max_log_bytes, killGraceMs: config.kill_grace_seconds * 1000, budget };
     if (options.persist) recoverTasks(this.owner, this.registry, streams, (host) => this.sshHosts.runtime(host));
     const launcher = new Launcher(this.registry, this.owner, {
       ...streams,
@@ -191,11 +196,28 @@ export class ToolHost {
    * CodedError thrown anywhere below, or anything unexpected — becomes the SPEC's error shape.
    */
   async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolResult> {
+    const caller = options.confirmations ?? this.base.confirmations;
     try {
-      return capResultSize(withoutNulls(await this.run(name, args, options)));
+      return capResultSize(withoutNulls(this.withSandboxNotes(await this.run(name, args, options), caller)));
     } catch (e) {
-      return capResultSize(withoutNulls(errorShape(e, name)));
+      return capResultSize(withoutNulls(this.withSandboxNotes(errorShape(e, name), caller)));
     }
+  }
+
+  /**
+   * The sandbox's notes (what its level cannot hold, config not in force) go on a caller's
+   * first result that says a sandbox level, not on every one (SPEC §25). A caller is known
+   * by its pending confirmations: one per MCP connection (createMcpServer), else the host's.
+   */
+  private withSandboxNotes(result: ToolResult, caller: object): ToolResult {
+    if (this.notesSaid.has(caller)) return result;
+    const context = result.context as Record<string, unknown> | undefined;
+    const where = typeof result.sandbox_level === "string" ? result : typeof context?.sandbox_level === "string" ? context : null;
+    if (!where) return result;
+    this.notesSaid.add(caller);
+    const notes = this.sandbox.notes(where.sandbox_level as string);
+    if (notes.length) where.sandbox_notes = notes;
+    return result;
   }
 
   private run(name: string, args: unknown, options: CallOptions): Promise<ToolResult> {

@@ -2,13 +2,15 @@ import { blockedOnInput } from "./input-blocked.ts";
 import { seccompProgram } from "../sandbox/seccomp/filter.ts";
 import { landlockRuleset } from "../sandbox/landlock/ruleset.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
-import { guardGit } from "../sandbox/git-watch.ts";
-import { groupAlive, signalGroup } from "./process-group.ts";
+import { guardPlants } from "../sandbox/plant-watch.ts";
+import { groupAlive, liveMembers, signalGroup } from "./process-group.ts";
+import { sandboxPidOf } from "./process-info.ts";
 import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
 import { PidsLimit } from "./pids-limit.ts";
 import { watchdog } from "./watchdog.ts";
 import { enterCall } from "../sandbox/network/calls.ts";
+import { signalName } from "./signal-names.ts";
 import { type Kept, keptSandbox, namespacesOf } from "./kept-sandbox.ts";
 import { sendRequest, startHelper, type HelperPlan, type Restrictions, type StdioOptions } from "./spawn-helper/start.ts";
 
@@ -45,6 +47,8 @@ export interface Started<P extends ChildProcess = ChildProcess> {
    * died, and a line to it wakes its bash, which takes the CPU from this server each time.
    */
   watched: boolean;
+  /** Ends what guards the task while anything of it runs (its git guard): called once its last process is gone. */
+  atTaskEnd?: () => void;
 }
 
 /**
@@ -56,20 +60,19 @@ export interface Started<P extends ChildProcess = ChildProcess> {
  */
 export async function spawnChild(spec: SpawnSpec, stdio: StdioOptions): Promise<Started<Bun.Subprocess>> {
   const { plan, containment } = await planFor(spec.sandbox ?? null, spec.cwd);
-  const undoGitPlantsAtExit = spec.sandbox ? gitPlantsUndo(spec) : null;
+  const endGitGuard = spec.sandbox ? gitPlantsUndo(spec) : undefined;
   let proc: Bun.Subprocess;
   try {
     const started = startHelper(plan, stdio);
     proc = started.proc;
     sendRequest(started.request, spec);
   } catch (e) {
-    undoGitPlantsAtExit?.(null);
+    endGitGuard?.();
     releaseContainment(containment);
     throw e;
   }
   watchdog().track(proc.pid);
-  undoGitPlantsAtExit?.(proc);
-  return { proc, containment, watched: true };
+  return { proc, containment, watched: true, atTaskEnd: endGitGuard };
 }
 
 /**
@@ -123,22 +126,23 @@ export function releaseContainment(c: Containment): void {
 }
 
 /**
- * A sandboxed command's plants in git's control files are disarmed while it runs and when it
- * ends (sandbox/git-watch.ts), reported in `spec.gitReport`; its network refusals go to `spec.network`. The state they are compared with
- * is taken now, before the command is sent off (a burst of starts keeps this process busy for
- * many milliseconds while commands run). Returns what ties the guard to the started process;
- * a command that never starts ends it at once.
+ * What a sandboxed command plants in git's control files and control files is undone while
+ * anything of it runs (what it left running too, SPEC §25) and when it ends
+ * (sandbox/plant-watch.ts), reported in `spec.plantReport`; meanwhile the proxy of an
+ * allowlist sandbox may ask its person about a name, and reports refusals to `spec.network`
+ * (SPEC §21). The state they are compared with is taken now, before the command is sent
+ * off (a burst of starts keeps this process busy for many milliseconds while commands run).
+ * Returns what ends the guard: once the task's last process is gone (Started.atTaskEnd), or
+ * at once for a command that never starts.
  */
-export function gitPlantsUndo(spec: SpawnSpec): (proc: ChildProcess | null) => void {
+export function gitPlantsUndo(spec: SpawnSpec): () => void {
   const run = spec.sandbox!;
-  const endGit = guardGit(run.policy, run.level, spec.gitReport ?? []);
-  // While it runs, the proxy may ask its person about a name, and reports refusals to it (SPEC §21).
+  const endPlants = guardPlants(run.policy, run.level, spec.plantReport ?? { git: [], controls: [] });
   const leaveNetwork = run.policy.allowlist && spec.network ? enterCall(run.policy, spec.network) : null;
-  const end = () => {
+  return () => {
     leaveNetwork?.();
-    endGit();
+    endPlants();
   };
-  return (proc) => (proc ? void proc.exited.then(end, end) : end());
 }
 
 /**
@@ -170,10 +174,14 @@ export abstract class LocalProcess {
    * `sessionJobs` (a terminal): a PTY shell puts each job in a process group of its own (same session),
    * which only a /proc scan finds where no task cgroup holds them.
    */
+  /** Started.atTaskEnd, until called (taskGone). */
+  private atTaskEnd?: () => void;
+
   constructor(
-    { proc, containment, watched }: Started,
+    { proc, containment, watched, atTaskEnd }: Started,
     private readonly sessionJobs = false,
   ) {
+    this.atTaskEnd = atTaskEnd;
     this.pid = proc.pid;
     this.pgid = proc.pid;
     this.cgroup = containment.cgroup;
@@ -192,7 +200,7 @@ export abstract class LocalProcess {
     this.exited = proc.exited.then(() => {
       this.leaderExited = true;
       if (proc.lost) return { code: null, signal: null, lost: proc.lost };
-      return { code: proc.signalCode ? null : proc.exitCode, signal: (proc.signalCode as string | null) ?? null };
+      return { code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode === null ? null : signalName(proc.signalCode) };
     });
   }
 
@@ -225,6 +233,27 @@ export abstract class LocalProcess {
     this.emptied = true;
     this.cgroup.release(true); // empty: nothing of the task is left
     return false;
+  }
+
+  /** Nothing of the task runs any more (or it was abandoned): what guarded it ends (from dispose). */
+  protected taskGone(): void {
+    const end = this.atTaskEnd;
+    this.atTaskEnd = undefined;
+    end?.();
+  }
+
+  members(): number[] {
+    if (this.cgroup) return this.cgroup.members();
+    // Its own pid namespace ended with its init: nothing outlives the leader there.
+    if (this.ownPidNamespace) return [];
+    return liveMembers(this.pgid).map((p) => p.pid);
+  }
+
+  private innerPid: number | null | undefined;
+  get sandboxPid(): number | null {
+    // Read while the leader lives (its pid is not reused), once.
+    if (this.innerPid === undefined && !this.leaderExited) this.innerPid = sandboxPidOf(this.pid);
+    return this.innerPid ?? null;
   }
 
   blockedOnInput(): boolean | null {

@@ -100,6 +100,7 @@ class LocalPtyHandle extends LocalProcess implements ProcessHandle {
     if (this.disposed) return;
     this.disposed = true;
     this.limit?.release(this.emptied);
+    this.taskGone();
     try {
       this.terminal.close();
     } catch {}

@@ -107,6 +107,7 @@ class LocalPipesHandle extends LocalProcess implements ProcessHandle {
     if (this.disposed) return;
     this.disposed = true;
     this.limit?.release(this.emptied);
+    this.taskGone();
     this.closeStdin();
     closeQuietly(this.outFd);
     closeQuietly(this.errFd);

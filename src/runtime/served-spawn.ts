@@ -42,7 +42,7 @@ export async function spawnServed(spec: SpawnSpec): Promise<ServedStart | null> 
   const opened: number[] = [];
   const ours: number[] = [];
   let sent = false;
-  let guardGitUntilExit: ReturnType<typeof gitPlantsUndo> | null = null;
+  let endGitGuard: (() => void) | undefined;
   try {
     const spawner = await spawnerFor(run, spec.cwd);
     if (!spawner) throw new Error("no spawner");
@@ -61,17 +61,16 @@ export async function spawnServed(spec: SpawnSpec): Promise<ServedStart | null> 
     opened.push(cgroup);
     const pids = containment.limit ? openSync(containment.limit.tasksFile, constants.O_WRONLY) : null;
     if (pids !== null) opened.push(pids);
-    guardGitUntilExit = run ? gitPlantsUndo(spec) : null;
+    endGitGuard = run ? gitPlantsUndo(spec) : undefined;
     const starting = spawner.spawn(encodeRequest(spec), { stdout: outW, stderr: errW, cgroup, pids, stdin: stdinR });
     // The spawner has its own copies now (or never will): ours go, or EOF never comes.
     opened.splice(0).forEach(closeQuietly);
     if (!starting) throw new Error("not sent");
     sent = true;
     const child: ServedChild = await starting;
-    guardGitUntilExit?.(child);
-    return { started: { proc: child, containment, watched: false }, stdout: outR, stderr: errR, stdin: stdinW };
+    return { started: { proc: child, containment, watched: false, atTaskEnd: endGitGuard }, stdout: outR, stderr: errR, stdin: stdinW };
   } catch {
-    guardGitUntilExit?.(null);
+    endGitGuard?.();
     opened.forEach(closeQuietly);
     ours.forEach(closeQuietly);
     // Its spawner ended with the request sent: whatever it may have started goes before the other way starts it again.

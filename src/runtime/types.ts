@@ -1,5 +1,5 @@
 import type { NetworkCall } from "../sandbox/network/calls.ts";
-import type { GitDisarmed } from "../sandbox/git-guard.ts";
+import type { PlantReport } from "../sandbox/plant-watch.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 
 /**
@@ -26,8 +26,8 @@ export interface SpawnSpec {
   durable?: boolean;
   /** Run inside this OS sandbox (SPEC §11); local runtimes only. */
   sandbox?: SandboxRun;
-  /** Where a sandboxed command's disarmed git settings and hooks are reported (SPEC §25), as they are found. */
-  gitReport?: GitDisarmed[];
+  /** Where what a sandboxed command planted and was undone is reported (SPEC §25, §26), as it is found. */
+  plantReport?: PlantReport;
   /** Whom an allowlist sandbox's proxy asks about a name, and where it reports refusals (SPEC §21). */
   network?: NetworkCall;
 }
@@ -66,6 +66,10 @@ export interface ProcessHandle {
    * event after which it is likely gone (its output closed), to look at once then.
    */
   whenGone?(ms: number, hint?: Promise<unknown>): Promise<boolean>;
+  /** The pids of the task's live processes (what its leader left running, once it has exited); absent where they cannot be listed. */
+  members?(): number[];
+  /** The leader's pid as commands in its sandbox see it (its pid namespace), when that differs from `pid`. */
+  readonly sandboxPid?: number | null;
   /** A runtime's remark about a running process (e.g. its connection is being re-established). */
   readonly note?: string | null;
   /** What the runtime needs to re-attach to this process after a restart (remote background tasks). */

@@ -8,7 +8,8 @@ import { under } from "./roots.ts";
 /**
  * The "namespaces" level: bubblewrap builds a mount namespace in which `/` is a read-only
  * view of the host, the writable roots are bound back writable, secrets and agent-shell's
- * state are covered by mode-000 mounts, and a PID namespace holds the sandbox's commands;
+ * state are covered (files by a mode-000 file, folders by an empty one that cannot be
+ * entered), and a PID namespace holds the sandbox's commands;
  * it is built once per policy and kept (runtime/kept-sandbox.ts). Commands entering it drop
  * every capability (root included: without CAP_DAC_OVERRIDE a mode-000 mount really gives
  * EACCES), so they cannot undo any of it.
@@ -119,7 +120,9 @@ export function keptSandboxCommand(bwrap: string, policy: SandboxPolicy, first: 
   for (const p of [...git.readOnly, ...policy.readOnlyUnderWritable]) args.push("--ro-bind", p, p);
   let empty: string | null = null;
   for (const hidden of hiddenPaths(policy, opts.cwd)) {
-    if (hidden.directory) args.push("--perms", "0000", "--tmpfs", hidden.path);
+    // An empty directory one may list but not enter: walking the home (`find ~`, `du ~`) works as
+    // outside, while opening anything beneath still fails with a permission error (SPEC §11, §25).
+    if (hidden.directory) args.push("--perms", "0444", "--tmpfs", hidden.path, "--remount-ro", hidden.path);
     else args.push("--ro-bind", (empty ??= emptyFile(opts.stateRoot)), hidden.path);
   }
   args.push("--info-fd", String(opts.infoFd), "--chdir", "/", "--", ...first);

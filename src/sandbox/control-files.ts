@@ -7,8 +7,9 @@ import { under } from "./roots.ts";
  * and binary, the harnesses' settings and hooks, shell startup files, git's global config,
  * systemd user units and autostart entries. A command must never change them, whatever the
  * writable roots (a home folder as a root included): at the namespaces level each one under
- * a root is bound read-only; the Landlock level, which cannot make a read-only hole inside a
- * writable tree, refuses such a root (sandbox/setup.ts).
+ * a root is bound read-only. What mounts cannot hold — one made where there was none, and at
+ * the Landlock level, which has no read-only holes in a writable tree, one changed — is put
+ * back as it was while the command runs and when it ends (control-guard.ts).
  */
 const HOME_CONTROL_FILES = [
   ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".codex/config.toml", ".gemini/settings.json",
@@ -26,6 +27,12 @@ function ownBinary(): string[] {
   const binary = process.execPath;
   const inPackage = /^(.*\/node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(binary);
   return inPackage ? [binary, inPackage[1]!] : [binary];
+}
+
+/** The control files that may not exist yet (made by a command, they would run later): files only. */
+export function controlFileNames(home: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const folders = new Set([".claude/hooks", ".config/git", ".config/systemd/user", ".config/autostart"]);
+  return [join(configFolder(home, env), "config.toml"), ...HOME_CONTROL_FILES.filter((p) => !folders.has(p)).map((p) => join(home, p))];
 }
 
 /** Every control file that exists (agent-shell's config folder made first), as real paths. */

@@ -11,6 +11,7 @@ export function sandboxInstructions(sandbox: Sandbox): string {
   }
   if (sandbox.mode === "off") return "The OS sandbox is off: local commands run without containment.";
   const level = sandbox.choice.level;
+  const notes = sandbox.notes(level ?? undefined);
   return (
     `Local commands run in an OS sandbox (mode ${sandbox.mode}, level ${level}): ` +
     (sandbox.mode === "read-only" ? "writes only to the temp dir; " : "writes only under the allowed paths, the temp dir and tool caches; ") +
@@ -18,7 +19,8 @@ export function sandboxInstructions(sandbox: Sandbox): string {
     (sandbox.networkAllowlist
       ? "The network is reached by name only, through agent-shell's proxy (package registries and code hosts are allowed; another name is asked about or refused: network_denied in the result); ports a command listens on are published on the host's loopback. "
       : "") +
-    `A failure it causes carries sandbox_denied with a hint; ` +
-    `a call may ask for sandbox: "off", which needs the user's confirmation.`
+    `A failure it causes carries sandbox_denied {kind, paths, hint}; ` +
+    `a call may ask for sandbox: "off", which needs the user's confirmation.` +
+    (notes.length ? ` Not held here: ${notes.join("; ")}.` : "")
   );
 }

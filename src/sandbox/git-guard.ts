@@ -15,7 +15,7 @@ import type { WatchPoint } from "./watch-point.ts";
  *   submodule's link) read-only whole.
  * - `.git/config` stays writable (`git config`, `git remote add`, `git push -u`, submodules
  *   work): what would make git *run* a program from it is disarmed instead, when the file
- *   changes (git-watch.ts) and when the command ends, and reported with the line that puts it
+ *   changes (plant-watch.ts) and when the command ends, and reported with the line that puts it
  *   back. Settings that were there before the command are left alone.
  * - A hook a command wrote where the mounts could not hold it (a repository it made, or the
  *   Landlock level, which has no read-only holes) loses its execute bits, or is put back as it
@@ -176,7 +176,7 @@ export function gitWatchPoints(roots: string[]): { points: WatchPoint[]; keep: (
   return { points, keep: (stillTrue) => keptWalks.set(roots, { found, stillTrue }) };
 }
 
-/** Every git dir below the roots (the watch on changes uses them: git-watch.ts). */
+/** Every git dir below the roots (the watch on changes uses them: plant-watch.ts). */
 export function gitDirs(roots: string[]): string[] {
   return [...new Set(repositories(roots).flatMap((r) => r.gitDirs))];
 }

@@ -1,13 +1,16 @@
 import type { NetworkRules } from "./network/rules.ts";
-import { existsSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { expandHome } from "../config/expand-home.ts";
 import { controlFilesUnder } from "./control-files.ts";
 import type { SandboxPolicy } from "./policy.ts";
 
-/** Tool caches a build writes to; writable when they exist so builds keep working. */
-const TOOL_CACHES = ["~/.cache", "~/.npm", "~/.bun/install/cache", "~/.cargo/registry", "~/.cargo/git", "~/go/pkg/mod", "~/.local/share/pnpm", "~/.yarn"];
+/** Tool homes a build writes to: writable, and made when missing, so builds keep working (SPEC §11, §25). */
+const TOOL_HOMES = [
+  "~/.cache", "~/.npm", "~/.bun/install/cache", "~/.cargo/registry", "~/.cargo/git", "~/go", "~/.m2/repository", "~/.gradle/caches",
+  "~/.local/share/pnpm", "~/.yarn",
+];
 /** Subagents keep their sessions here; writable for `task` only. */
 export const AGENT_STATE_DIRS = ["~/.claude", "~/.codex", "~/.gemini", "~/.config/clemini"];
 /** Credentials no command needs to read (SPEC §11, §20). */
@@ -80,7 +83,8 @@ export function buildPolicy(inputs: PolicyInputs): SandboxPolicy {
     return isAbsolute(e) ? e : resolve(e);
   };
   const temp = ["/tmp", process.env.TMPDIR ?? "", tmpdir()].filter(Boolean);
-  const wanted = inputs.mode === "read-only" ? temp : [...temp, ...inputs.allowedRoots, ...inputs.extraWritable.map(abs), ...TOOL_CACHES.map(abs), ...(inputs.agent ? AGENT_STATE_DIRS.map(abs) : [])];
+  if (inputs.mode === "workspace-write") makeWritableHomes(inputs.extraWritable, home);
+  const wanted = inputs.mode === "read-only" ? temp : [...temp, ...inputs.allowedRoots, ...inputs.extraWritable.map(abs), ...TOOL_HOMES.map(abs), ...(inputs.agent ? AGENT_STATE_DIRS.map(abs) : [])];
   const writableRoots = unique(wanted.map(existing).filter((p): p is string => p !== null && p !== "/"));
   const workspace = inputs.mode === "read-only" ? [] : [...inputs.allowedRoots, ...inputs.extraWritable.map(abs)];
   const workspaceRoots = unique(workspace.map(existing).filter((p): p is string => p !== null && p !== "/"));
@@ -88,6 +92,43 @@ export function buildPolicy(inputs: PolicyInputs): SandboxPolicy {
   const secrets = [...SECRETS, ...AGENT_CREDENTIALS.filter(() => !inputs.agent)].map(abs).concat(secretsByPattern(abs));
   const denyRead = unique(secrets.concat(inputs.extraDenyRead.map(abs), inputs.stateDirs.map((d) => resolve(d))).map((p) => existing(p) ?? p));
   return { mode: inputs.mode, writableRoots, workspaceRoots, readOnlyUnderWritable, denyRead, network: inputs.network, allowlist: inputs.allowlist, loopback: inputs.loopback, allowUnixSockets: inputs.allowUnixSockets.map(abs) };
+}
+
+/**
+ * Makes the tool homes and the sandbox_writable entries that are missing, those in the home
+ * owned by the home's owner (a server running as root may serve another user's HOME).
+ * Returns why each sandbox_writable entry that could not be made is not writable: said in
+ * `config show`, `sandbox check` and a connection's first result, never dropped in silence.
+ */
+export function makeWritableHomes(extraWritable: string[], home = process.env.HOME ?? ""): string[] {
+  const homeStat = home && home !== "/" ? statSync(home, { throwIfNoEntry: false }) : undefined;
+  const owner = homeStat?.isDirectory() && process.getuid?.() === 0 && homeStat.uid !== 0 ? { uid: homeStat.uid, gid: homeStat.gid } : null;
+  const inHome = (p: string) => (homeStat && under(p, home) ? owner : null);
+  if (homeStat?.isDirectory()) for (const dir of TOOL_HOMES) makeDir(expandHome(dir, { HOME: home }), owner);
+  const problems: string[] = [];
+  for (const entry of extraWritable) {
+    const dir = resolve(expandHome(entry, { HOME: home }));
+    const failed = makeDir(dir, inHome(dir));
+    if (failed) problems.push(`sandbox_writable '${entry}' (${dir}) does not exist and could not be made (${failed}): it is not writable`);
+  }
+  return problems;
+}
+
+/** `dir` and its missing parents, made with `owner`; null when it exists now (a file counts), else why not. */
+function makeDir(dir: string, owner: { uid: number; gid: number } | null): string | null {
+  if (existsSync(dir)) return null;
+  try {
+    const missing: string[] = [];
+    for (let p = dir; !lstatSync(p, { throwIfNoEntry: false }); p = dirname(p)) missing.unshift(p);
+    if (!missing.length) return "a symlink to nothing";
+    for (const p of missing) {
+      mkdirSync(p);
+      if (owner) chownSync(p, owner.uid, owner.gid);
+    }
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  }
 }
 
 function secretsByPattern(abs: (p: string) => string): string[] {

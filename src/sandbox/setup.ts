@@ -1,8 +1,8 @@
 import { keptSandboxCommand } from "./bwrap.ts";
 import { sandboxLevel, type LevelChoice } from "./index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
-import { controlFilesUnder } from "./control-files.ts";
-import { buildPolicy, type PolicyInputs, under } from "./roots.ts";
+import { levelGaps } from "./gaps.ts";
+import { buildPolicy, makeWritableHomes, type PolicyInputs, under } from "./roots.ts";
 import { AGENT_API_HOSTS, networkRules, parseEntries, type NetworkRules } from "./network/rules.ts";
 
 /** Distinct policies kept (connections and CLI requests with roots of their own each make one). */
@@ -96,6 +96,7 @@ export class Sandbox {
   readonly explicit: boolean;
   private cache = new Map<string, SandboxRun>();
   private probed?: LevelChoice;
+  private unmade?: string[];
 
   constructor(private settings: SandboxSettings) {
     this.explicit = settings.mode !== undefined;
@@ -124,6 +125,19 @@ export class Sandbox {
   /** True when the default mode could not be applied (commands run uncontained). */
   get unavailable(): boolean {
     return this.mode !== "off" && this.choice.level === null;
+  }
+
+  /** sandbox_writable entries that do not exist and could not be made (tried once, at the first need). */
+  get writableProblems(): string[] {
+    return (this.unmade ??= this.mode === "off" ? [] : makeWritableHomes(this.settings.writable));
+  }
+
+  /**
+   * What is said once per connection, in the initialize instructions and on the first result
+   * (SPEC §25): what `level` cannot hold, and the sandbox_writable entries not in force.
+   */
+  notes(level: SandboxLevel | string | undefined): string[] {
+    return [...levelGaps(level), ...this.writableProblems];
   }
 
   /** The label and the wrapper for a call asking for `mode` (`task` subagents also write their state dirs). */
@@ -182,7 +196,6 @@ export class Sandbox {
     const choice = this.choice;
     const stateRoot = this.settings.stateRoot;
     const level = choice.level === "namespaces" ? "namespaces" : "landlock";
-    if (level === "landlock") refuseControlFilesInRoots(policy, stateRoot);
     return {
       policy,
       level,
@@ -195,18 +208,3 @@ export class Sandbox {
   }
 }
 
-/**
- * Landlock cannot keep a file read-only inside a writable root, so a workspace root that holds
- * one of the control files (SPEC §26: a home folder, a checkout holding agent-shell's binary),
- * or agent-shell's state dir, is refused at this level, naming them.
- */
-function refuseControlFilesInRoots(policy: SandboxPolicy, stateRoot: string): void {
-  const inside = controlFilesUnder(policy.workspaceRoots, process.env.HOME ?? "/nonexistent");
-  // The state dir too: other tasks' logs, and the spawn helper's copy (SPEC §26).
-  if (policy.workspaceRoots.some((root) => under(stateRoot, root))) inside.push(`${stateRoot} (agent-shell's state dir: set --state-dir outside)`);
-  if (inside.length === 0) return;
-  throw new SandboxUnavailableError(
-    `the Landlock sandbox level cannot keep these files read-only inside the writable root(s) ${policy.workspaceRoots.join(", ")}: ${inside.join(", ")}. ` +
-      `Start agent-shell in a project folder rather than the home folder (or one holding agent-shell's binary), or use a machine where bubblewrap can build namespaces.`,
-  );
-}

@@ -8,14 +8,14 @@ import { requestBinding } from "../safety/confirmations.ts";
 import { checkWorkingDirectory } from "../safety/paths.ts";
 import { commandLengthProblem } from "../safety/command-length.ts";
 import { checkInteractive, interactiveParameters } from "./interactive-params.ts";
-import { exitFields, interactiveFields, outputView, runOutput, screenText } from "./present.ts";
+import { exitStatusFields, interactiveFields, outputView, pidFields, runOutput, screenText } from "./present.ts";
 import { remoteTarget } from "./remote.ts";
 import { armService, compileService, existingService, serviceParameters, startService } from "./services/service.ts";
 import { startDeclaredService } from "./services/declared-service.ts";
 import { envSchema, osString, outputParameters } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import type { ToolResult } from "../errors.ts";
-import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
+import { callSandbox, guardSandbox, refusePrivileged, sandboxParameter } from "./sandbox/guard.ts";
 import { sandboxFields } from "./sandbox/fields.ts";
 import { sandboxStartFailure } from "./sandbox/start.ts";
 import { resultShapes } from "./result-shapes.ts";
@@ -74,6 +74,7 @@ const schema = () =>
 /** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
 function resultSchema(): z.ZodType {
   const { interactiveShape, needsConfirmation, taskStatus, runOutputShape, sandboxShape, streamShape } = resultShapes();
+  const processList = { pids: z.array(z.number().int()), commands: z.array(z.string()), sandbox_pids: z.array(z.number().int()).optional() };
   const foregroundResult = z.looseObject({
     command: z.string(),
     exit_code: z.number().int(),
@@ -83,6 +84,10 @@ function resultSchema(): z.ZodType {
     duration_ms: z.number(),
     description: z.string().optional(),
     screen: z.string().optional(),
+    /** Processes the command left running, kept as this background task (config foreground_leftovers = "adopt"). */
+    left_running: z.looseObject({ task_id: z.string(), ...processList }).optional(),
+    /** Processes the command left running, ended (foreground_leftovers = "kill"). */
+    left_running_killed: z.looseObject(processList).optional(),
     ...sandboxShape,
   });
 
@@ -92,6 +97,7 @@ function resultSchema(): z.ZodType {
     task_id: z.string(),
     status: taskStatus,
     pid: z.number().int().nullable().optional(),
+    sandbox_pid: z.number().int().optional(),
     name: z.string().optional(),
     description: z.string().optional(),
     ready: z.boolean().optional(),
@@ -113,11 +119,11 @@ export const bashTool = defineTool({
   title: "Run a shell command",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   description:
-    "Run a bash command in an OS sandbox (writes only in the workspace, temp and caches); a timeout kills all it started. Lon" +
+    "Run a command in an OS sandbox (writes only in workspace, temp, caches); a timeout kills all it started. Lon" +
     "g output keeps errors, tail and head; each omission is one '[… N lines truncated (bytes A-B of T total) …]' line: task_o" +
-    "utput {task_id: output_task_id, stream, offset: A, length: B-A} reads it. Destructive commands ask the user, or return n" +
-    "eeds_confirmation (repeat with confirmed: true once the user agrees). Returns: {command, exit_code, stdout, stderr, succ" +
-    "ess, duration_ms, sandbox, description?, output_task_id?, git_disarmed?} | {task_id, status, pid} | {needs_confirmation, message}",
+    "utput {task_id: output_task_id, stream, offset: A, length: B-A} reads it. Destructive commands ask the user or return n" +
+    "eeds_confirmation (repeat with confirmed: true once approved). Returns: {command, exit_code, stdout, stderr, succ" +
+    "ess, duration_ms, sandbox, sandbox_denied?, description?, output_task_id?, git_disarmed?, left_running?, left_running_killed?} | {task_id, status, pid} | {needs_confirmation, message}",
   schema,
   result: resultSchema,
   taskSupport: "optional",
@@ -144,6 +150,7 @@ export const bashTool = defineTool({
       ? null
       : await guardSandbox(ctx, { key: args.command, field: "command", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding, cwd });
     if (sandboxed && "result" in sandboxed) return sandboxed.result;
+    if (sandboxed) refusePrivileged(ctx, sandboxed.mode, args.command);
     const alreadyConfirmed = sandboxed?.alreadyConfirmed === true;
     const confirmation = await confirmCommand({ ...args, binding, cwd, alreadyConfirmed }, ctx.confirmationPolicy, ctx.confirmations);
     if (confirmation) return confirmation;
@@ -169,7 +176,7 @@ export const bashTool = defineTool({
         tty: args.tty ? { cols: args.cols ?? 120, rows: args.rows ?? 30 } : undefined,
         durable: background,
         sandbox: contained.run,
-        gitReport: contained.report.gitDisarmed,
+        plantReport: contained.report.planted,
         network: contained.network,
       },
     };
@@ -183,11 +190,12 @@ export const bashTool = defineTool({
       armService(task, args, ctx);
       const started = await startService(task, args, service, ctx);
       const named = args.name !== undefined ? { name: args.name } : {};
-      return { command: args.command, task_id: task.id, status: "running", ...described, ...named, pid: task.pid, ...started, ...interactiveFields(task), ...sandboxFields(task) };
+      return { command: args.command, task_id: task.id, status: "running", ...described, ...named, ...pidFields(task), ...started, ...interactiveFields(task), ...sandboxFields(task) };
     }
     const timeoutSeconds = args.timeout_seconds ?? ctx.config.timeout_seconds;
-    const { outcome, task } = await runForeground(ctx.launcher, request, {
+    const { outcome, task, leftovers } = await runForeground(ctx.launcher, request, {
       timeoutMs: timeoutSeconds * 1000,
+      leftovers: ctx.config.foreground_leftovers,
       signal: ctx.signal,
       backgroundAfterMs: args.background_after_seconds !== undefined ? args.background_after_seconds * 1000 : undefined,
       // A terminal program stopped at a prompt would wait for the agent forever: hand it over.
@@ -200,9 +208,11 @@ export const bashTool = defineTool({
     const view = outputView(ctx.config, args);
     if (outcome === "backgrounded") {
       const output = runOutput(task, view, { markRead: true });
-      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, pid: task.pid, ...interactiveFields(task, view), ...sandboxFields(task) };
+      return { command: args.command, task_id: task.id, status: task.status, backgrounded: true, ...output, ...described, ...pidFields(task), ...interactiveFields(task, view), ...sandboxFields(task) };
     }
-    const output = runOutput(task, view, { keep: (t) => ctx.launcher.keepEnded(t) });
+    // Processes the command left running go on as a background task: its task_output goes on after this.
+    const adopted = outcome === "left_running";
+    const output = adopted ? runOutput(task, view, { markRead: true }) : runOutput(task, view, { keep: (t) => ctx.launcher.keepEnded(t) });
     if (outcome === "timeout") {
       throw new CodedError("TIMEOUT", `Command timed out after ${timeoutSeconds} seconds`, { ...context, timeout_seconds: timeoutSeconds, ...output, ...sandboxFields(task) });
     }
@@ -210,7 +220,8 @@ export const bashTool = defineTool({
       throw new CodedError("IO_ERROR", "Command cancelled: the request was cancelled or the server is shutting down", { command: args.command, ...output });
     }
     if (task.status === "lost") throw new CodedError("IO_ERROR", `Command lost: ${task.lostReason}`, { command: args.command, ...output });
-    const exit = exitFields(task);
+    const command = task.commandExit!; // the command itself ended (the task's end may be to come)
+    const exit = exitStatusFields(command.status);
     const notStarted = task.sandbox?.level ? sandboxStartFailure(exit.exit_code, output) : null;
     if (notStarted) throw new CodedError(notStarted.code, notStarted.message, { command: args.command, working_directory: cwd });
     return {
@@ -220,8 +231,9 @@ export const bashTool = defineTool({
       success: exit.exit_code === 0,
       ...(exit.signal ? { signal: exit.signal } : {}),
       ...described,
-      duration_ms: task.durationMs,
+      duration_ms: adopted ? command.durationMs : task.durationMs,
       ...(task.terminal ? { screen: screenText(task, view) } : {}),
+      ...(adopted ? { left_running: { task_id: task.id!, ...leftovers! } } : leftovers ? { left_running_killed: leftovers } : {}),
       ...sandboxFields(task),
     };
   },

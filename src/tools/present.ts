@@ -3,6 +3,7 @@ import type { Task } from "../background/tasks/index.ts";
 import type { TerminalText } from "../background/terminal/index.ts";
 import { waitingPrompt } from "../background/watch/index.ts";
 import type { ToolResult } from "../errors.ts";
+import type { ExitStatus } from "../runtime/types.ts";
 import { decode } from "../background/output/decode.ts";
 import { sandboxFields } from "./sandbox/fields.ts";
 
@@ -27,8 +28,18 @@ export function identity(task: Task): { task_id: string; task_type: "background"
 
 /** `exit_code`, plus `signal` when a signal ended the task. */
 export function exitFields(task: Task): Record<string, unknown> {
-  if (!task.exit) return {};
-  return task.exit.signal ? { exit_code: -1, signal: task.exit.signal } : { exit_code: task.exitCode };
+  return task.exit ? exitStatusFields(task.exit) : {};
+}
+
+/** `exit_code` (-1 when a signal ended the process), plus `signal`. */
+export function exitStatusFields(exit: ExitStatus): { exit_code: number; signal?: string } {
+  return exit.signal ? { exit_code: -1, signal: exit.signal } : { exit_code: exit.code ?? -1 };
+}
+
+/** `pid`, and `sandbox_pid` where commands in its sandbox know the task by another pid (SPEC §25). */
+export function pidFields(task: Task): { pid?: number; sandbox_pid?: number } {
+  const inner = task.sandboxPid;
+  return inner !== null ? { pid: task.pid, sandbox_pid: inner } : { pid: task.pid };
 }
 
 /** `screen` of a tty task, and `waiting_for_input` + `prompt` while it waits at a prompt. */
@@ -195,6 +206,8 @@ export function listEntry(task: Task): ToolResult {
   if (info.description !== undefined) entry.description = info.description;
   if (info.name !== undefined) entry.name = info.name;
   entry.pid = task.pid ?? null;
+  const inner = task.sandboxPid;
+  if (inner !== null) entry.sandbox_pid = inner;
   if (info.host !== undefined) entry.host = info.host;
   entry.tty = info.tty;
   entry.started_at = isoTime(task.startedAt);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DENIED_KINDS } from "../sandbox/denied.ts";
 
 /**
  * The pieces of the tools' result schemas (their MCP `outputSchema`, SPEC §12). Objects are
@@ -28,21 +29,24 @@ function build() {
     description: z.string().optional(),
   });
 
-  /** Where a task ran: `sandbox`, `sandbox_level` and `sandbox_denied` (SPEC §11). */
+  /** Where a task ran: `sandbox`, `sandbox_level` and `sandbox_denied` (SPEC §11, §25). */
   const sandboxShape = {
     sandbox: z.string().optional().describe("The sandbox mode applied: workspace-write, read-only, off, remote or unavailable."),
     sandbox_level: z.string().optional(),
-    sandbox_notes: z.array(z.string()).optional().describe("What this sandbox level cannot hold."),
-    sandbox_denied: z.looseObject({}).optional().describe("A failure that looks like the sandbox refused a path or the network."),
-    network_denied: z
-      .array(z.looseObject({ host: z.string(), port: z.number().int(), reason: z.string() }))
+    sandbox_notes: z.array(z.string()).optional().describe("What this sandbox level cannot hold, and config it could not apply (once per connection)."),
+    sandbox_denied: z
+      .object({ kind: z.enum(DENIED_KINDS), paths: z.array(z.string()), hint: z.string() })
       .optional()
-      .describe("Connections agent-shell's proxy refused while the command ran (the network by name); network_hint says how to allow one."),
-    network_hint: z.string().optional(),
+      .describe("A failure the sandbox caused: what it refused (kind), where, and how to proceed."),
+    network_denied: z
+      .array(z.object({ host: z.string(), port: z.number().int(), reason: z.string() }))
+      .optional()
+      .describe("Connections agent-shell's proxy refused while the command ran; sandbox_denied (kind network) says how to allow one."),
     git_disarmed: z
       .array(z.looseObject({ repository: z.string(), key: z.string(), value: z.string(), restore: z.string() }))
       .optional()
       .describe("git settings or hooks the command wrote that would run a program outside the sandbox, disarmed; `restore` is the line a person runs to keep one."),
+    control_files_restored: z.array(z.string()).optional().describe("Control files (shell startup files, harness settings, agent-shell's config) the command made or changed, put back as they were."),
   };
 
   /** A stream's text as results show it, with its truncation and log-file fields. */

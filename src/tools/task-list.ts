@@ -29,6 +29,8 @@ function resultSchema(): z.ZodType {
     description: z.string().optional(),
     name: z.string().optional(),
     pid: z.number().int().nullable().optional(),
+    /** The pid commands in the task's sandbox see (its pid namespace), when it differs from `pid`. */
+    sandbox_pid: z.number().int().optional(),
     host: z.string().optional(),
     tty: z.boolean(),
     started_at: z.string(),

@@ -78,7 +78,7 @@ export const taskTool = defineTool({
       kind: "task" as const,
       prompt: args.prompt,
       description: args.description,
-      spec: { command: argv.join(" "), argv, cwd: ctx.cwd, env, stdin: null, sandbox: contained.run, gitReport: contained.report.gitDisarmed, network: contained.network },
+      spec: { command: argv.join(" "), argv, cwd: ctx.cwd, env, stdin: null, sandbox: contained.run, plantReport: contained.report.planted, network: contained.network },
       runtime: ctx.runtime,
       sandbox: contained.report,
     };

@@ -319,10 +319,11 @@ describe("the server acts on nothing a command planted (SPEC §26)", () => {
     proof("planted-links", 7, "forms=hook->file,hook->setuid,hooks->folder,config->file(+landlock)");
   });
 
-  test("with the home as the working directory, a command changes neither agent-shell's config, ~/.claude/settings.json nor ~/.bashrc, and the next server is still sandboxed; the Landlock level refuses that root", async () => {
+  test("with the home as the working directory, a command changes neither agent-shell's config, ~/.claude/settings.json, ~/.bashrc nor a ~/.bash_profile it makes, and the next server is still sandboxed; at the Landlock level what it changed is put back", async () => {
     const homeRoot = join(base, "home-root");
     mkdirSync(join(homeRoot, ".claude"), { recursive: true });
-    writeFileSync(join(homeRoot, ".bashrc"), "# person's\n");
+    writeFileSync(join(homeRoot, ".bashrc"), "# person's\n", { mode: 0o644 });
+    chmodSync(join(homeRoot, ".bashrc"), 0o644);
     writeFileSync(join(homeRoot, ".claude", "settings.json"), "{}\n");
     const env = { HOME: homeRoot, XDG_CONFIG_HOME: "" };
     const inHome = await startServer({ cwd: homeRoot, env });
@@ -347,14 +348,18 @@ describe("the server acts on nothing a command planted (SPEC §26)", () => {
     }
     const ll = await startServer({ cwd: homeRoot, env: { ...env, AGENT_SHELL_SANDBOX_LEVEL: "landlock" } });
     try {
-      const refused = await ll.call("bash", { command: "echo planted >> .bashrc" });
-      expect(refused.error).toContain(".bashrc");
+      const r = await insist(ll, { command: "echo planted >> .bashrc; chmod 777 .bashrc; echo '{}x' > .claude/settings.json; echo x > .zshrc" });
+      expect(r.sandbox_level).toBe("landlock");
       expect(readFileSync(join(homeRoot, ".bashrc"), "utf8")).toBe("# person's\n");
+      expect(statSync(join(homeRoot, ".bashrc")).mode & 0o777).toBe(0o644);
+      expect(readFileSync(join(homeRoot, ".claude", "settings.json"), "utf8")).toBe("{}\n");
+      expect(existsSync(join(homeRoot, ".zshrc"))).toBe(false);
+      expect(r.control_files_restored?.length).toBe(3);
     } finally {
       await ll.close();
     }
     rmSync(homeRoot, { recursive: true, force: true });
-    proof("control-files", 4, "files=config.toml,claude-settings,bashrc(+landlock-refused)");
+    proof("control-files", 8, "files=config.toml,claude-settings,bashrc,new-bash_profile(+landlock:put-back)");
   });
 
   test("a SysV message queue made outside cannot be removed or seen from inside (namespaces level)", async () => {
@@ -494,10 +499,17 @@ describe("survivors of a double SIGKILL", () => {
 });
 
 describe("what the Landlock level cannot hold is said", () => {
-  test("in sandbox check and in every result at that level", async () => {
-    const r = await landlock.call("bash", { command: "true" });
-    expect(r.sandbox_level).toBe("landlock");
-    expect(r.sandbox_notes.join("\n")).toContain("chmod");
+  test("in sandbox check, in the instructions and on the connection's first result (SPEC §25: once per connection)", async () => {
+    const fresh = await startServer({ cwd: work, env: { HOME: home, AGENT_SHELL_SANDBOX_LEVEL: "landlock" } });
+    try {
+      expect(fresh.client.getInstructions()).toContain("chmod");
+      const r = await fresh.call("bash", { command: "true" });
+      expect(r.sandbox_level).toBe("landlock");
+      expect(r.sandbox_notes.join("\n")).toContain("chmod");
+      expect((await fresh.call("bash", { command: "true" })).sandbox_notes).toBeUndefined();
+    } finally {
+      await fresh.close();
+    }
     const check = await runCli(["sandbox", "check", "--json"], { cwd: work, env: { HOME: home, AGENT_SHELL_SANDBOX_LEVEL: "landlock" } });
     expect(JSON.parse(check.stdout).not_held.join("\n")).toContain("chmod");
     const ns = await s.call("bash", { command: "true" });

@@ -1,6 +1,7 @@
-import { closeSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, ftruncateSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { makePrivateDir, openPrivateAppend } from "../state/private-files.ts";
 import { dirname } from "node:path";
+import type { StateBudget } from "./state-budget.ts";
 import { allZero } from "./zeros.ts";
 
 /** How soon the zeros of a run are in the file's size for other readers (write()). */
@@ -8,7 +9,8 @@ const HOLE_MS = 5;
 
 /**
  * Append-only log file holding a stream's complete output. It never stops or blocks the
- * task: hitting the size cap or a disk error only stops spooling and records why.
+ * task: hitting its size cap, the cap of all logs together (`budget`) or a disk error only
+ * stops spooling and records why.
  * Spooling can start late (`startAfter` bytes) so that short foreground output never
  * touches the disk; the bytes before that point come from the in-memory buffer.
  */
@@ -30,11 +32,13 @@ export class Spool {
     readonly path: string,
     private readonly maxBytes: number,
     private readonly startAfter: number,
+    private readonly budget?: StateBudget,
   ) {}
 
   /** A spool over a log file written by an earlier registry: readable, not appended to. */
-  static existing(path: string, size: number, maxBytes: number): Spool {
-    const spool = new Spool(path, maxBytes, 0);
+  static existing(path: string, size: number, maxBytes: number, budget?: StateBudget): Spool {
+    budget?.add(size);
+    const spool = new Spool(path, maxBytes, 0, budget);
     spool.started = true;
     spool.created = true;
     spool.written = size;
@@ -107,10 +111,9 @@ export class Spool {
   /** `zero`: the caller knows whether `bytes` are all zeros (else they are checked here). */
   private write(bytes: Uint8Array, zero?: boolean): void {
     if (this.fd === null || this.error !== null || bytes.byteLength === 0) return;
-    let data = bytes;
-    if (this.written + data.byteLength > this.maxBytes) {
-      data = data.subarray(0, this.maxBytes - this.written);
-    }
+    const capped = Math.min(bytes.byteLength, this.maxBytes - this.written);
+    const granted = this.budget ? this.budget.grant(capped) : capped;
+    const data = granted < bytes.byteLength ? bytes.subarray(0, granted) : bytes;
     try {
       // A run of zeros becomes a hole: the file grows without a byte written (it reads back
       // as the same zeros), and a flood of them costs no page of the page cache. The file is
@@ -128,6 +131,7 @@ export class Spool {
         this.sized = this.written;
       }
     } catch (e) {
+      this.budget?.release(granted);
       const err = e as NodeJS.ErrnoException;
       this.fail(
         err.code === "ENOSPC"
@@ -136,7 +140,9 @@ export class Spool {
       );
       return;
     }
-    if (data.byteLength < bytes.byteLength) {
+    if (granted < capped) {
+      this.fail(`spooling stopped at ${this.written} bytes: max_state_bytes (${this.budget!.maxBytes}) reached by agent-shell's task logs together (the oldest finished tasks' logs went first); the task keeps running`);
+    } else if (capped < bytes.byteLength) {
       this.fail(`spooling stopped at ${this.written} bytes: max_log_bytes (${this.maxBytes}) reached`);
     }
   }
@@ -154,6 +160,7 @@ export class Spool {
     try {
       this.makeHole();
     } catch (e) {
+      this.budget?.release(this.written - this.sized);
       this.written = this.sized;
       this.fail(`spooling stopped at ${this.sized} bytes: ${(e as Error).message}`);
     }
@@ -211,6 +218,28 @@ export class Spool {
     }
   }
 
+  /**
+   * Removes the log file (the link itself, never what a link points to) and gives its bytes
+   * back to the budget; what memory holds stays readable, and `error` says `why` the rest is
+   * gone. Returns the bytes freed.
+   */
+  discard(why?: string): number {
+    this.close();
+    const freed = this.written;
+    if (this.created) {
+      try {
+        unlinkSync(this.path);
+      } catch {
+        /* already gone */
+      }
+    }
+    this.budget?.release(freed);
+    this.written = this.sized = 0;
+    this.created = false;
+    if (why && freed > 0) this.error = why;
+    return freed;
+  }
+
   /** The stream has ended: the file is closed, and one made later (open) is closed at once. */
   end(): void {
     this.ended = true;
@@ -223,6 +252,7 @@ export class Spool {
       this.makeHole();
     } catch (e) {
       this.error ??= `spooling stopped at ${this.sized} bytes: ${(e as Error).message}`;
+      this.budget?.release(this.written - this.sized);
       this.written = this.sized;
     }
     try {

@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { OutputBuffer } from "./buffer.ts";
 import { Spool } from "./spool.ts";
+import type { StateBudget } from "./state-budget.ts";
 import { allZero, ZeroRuns } from "./zeros.ts";
 
 export type StreamName = "stdout" | "stderr";
@@ -21,14 +22,14 @@ export class OutputStream {
   constructor(
     readonly name: StreamName,
     memoryLimit: number,
-    spool: { path: string; maxBytes: number; startAfter: number } | null,
+    spool: { path: string; maxBytes: number; startAfter: number; budget?: StateBudget } | null,
   ) {
     this.buffer = new OutputBuffer(memoryLimit);
-    this.spool = spool ? new Spool(spool.path, spool.maxBytes, spool.startAfter) : null;
+    this.spool = spool ? new Spool(spool.path, spool.maxBytes, spool.startAfter, spool.budget) : null;
   }
 
   /** A stream whose output is the log file an earlier registry wrote. */
-  static fromLogFile(name: StreamName, memoryLimit: number, path: string, maxBytes: number): OutputStream {
+  static fromLogFile(name: StreamName, memoryLimit: number, path: string, maxBytes: number, budget?: StateBudget): OutputStream {
     const stream = new OutputStream(name, memoryLimit, null);
     let size = 0;
     try {
@@ -36,7 +37,7 @@ export class OutputStream {
     } catch {
       return stream;
     }
-    const spool = Spool.existing(path, size, maxBytes);
+    const spool = Spool.existing(path, size, maxBytes, budget);
     const half = Math.floor(memoryLimit / 2);
     const headEnd = Math.min(size, half);
     const tailStart = Math.max(headEnd, size - (memoryLimit - half));

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { AdoptedProcess } from "../../runtime/adopted-process.ts";
 import type { Runtime } from "../../runtime/types.ts";
 import { groupAlive, isOurGroup } from "../../runtime/process-group.ts";
+import type { StateBudget } from "../output/state-budget.ts";
 import { OutputStream } from "../output/stream.ts";
 import type { Registry } from "../tasks/registry.ts";
 import type { OwnerFolder } from "./state-dir.ts";
@@ -14,6 +15,8 @@ export interface RecoveryOptions {
   bufferBytes: number;
   maxLogBytes: number;
   killGraceMs: number;
+  /** Disk cap of all task logs together: recovered logs count in it. */
+  budget?: StateBudget;
 }
 
 /**
@@ -34,7 +37,7 @@ export function recoverTasks(
   for (const { dir, meta } of metas) {
     highest = Math.max(highest, taskIdNumber(meta.task_id));
     const stream = (name: "stdout" | "stderr") =>
-      OutputStream.fromLogFile(name, options.bufferBytes, join(dir, `${name}.log`), options.maxLogBytes);
+      OutputStream.fromLogFile(name, options.bufferBytes, join(dir, `${name}.log`), options.maxLogBytes, options.budget);
     const { kind, command, prompt, description, name, cwd, host, tty } = meta;
     const task = new Task({
       info: { kind, command, prompt, description, name, cwd, host, tty },

@@ -1,5 +1,6 @@
 import type { Runtime, SpawnSpec } from "../../runtime/types.ts";
 import { OutputStream } from "../output/stream.ts";
+import type { StateBudget } from "../output/state-budget.ts";
 import type { Registry } from "./registry.ts";
 import type { OwnerFolder } from "../state/state-dir.ts";
 import { Task, type TaskKind, type TaskSandbox } from "./task.ts";
@@ -30,6 +31,8 @@ export interface LauncherOptions {
   bufferBytes: number;
   /** Disk cap per log file. */
   maxLogBytes: number;
+  /** Disk cap of all task logs together (config max_state_bytes). */
+  budget?: StateBudget;
   /** A foreground stream is spooled only beyond this many bytes (what a result can show). */
   foregroundSpoolAfter: number;
   killGraceMs: number;
@@ -57,9 +60,10 @@ export class Launcher {
         path: join(logDir, `${name}.log`),
         maxBytes: this.options.maxLogBytes,
         startAfter: spoolAfter,
+        budget: this.options.budget,
       });
     const stdout = stream("stdout");
-    const ttyOutput = req.spec.tty ? await ttyStreams(req.spec.tty, stdout, logDir, this.options.maxLogBytes) : undefined;
+    const ttyOutput = req.spec.tty ? await ttyStreams(req.spec.tty, stdout, logDir, this.options.maxLogBytes, this.options.budget) : undefined;
     const task = new Task({
       info: {
         kind: req.kind,
@@ -178,7 +182,7 @@ export class Launcher {
 /** Raw PTY bytes are kept in full on disk (tty.raw.log); memory holds only a little. */
 const RAW_MEMORY_BYTES = 64 * 1024;
 
-async function ttyStreams(size: { cols: number; rows: number }, stdout: OutputStream, logDir: string, maxLogBytes: number) {
-  const raw = new OutputStream("stdout", RAW_MEMORY_BYTES, { path: join(logDir, "tty.raw.log"), maxBytes: maxLogBytes, startAfter: 0 });
+async function ttyStreams(size: { cols: number; rows: number }, stdout: OutputStream, logDir: string, maxLogBytes: number, budget?: StateBudget) {
+  const raw = new OutputStream("stdout", RAW_MEMORY_BYTES, { path: join(logDir, "tty.raw.log"), maxBytes: maxLogBytes, startAfter: 0, budget });
   return { raw, screen: await TerminalScreen.create(size.cols, size.rows, stdout) };
 }

@@ -221,6 +221,19 @@ export class Registry {
     for (const t of read.slice(0, excess)) this.forget(t.id!);
   }
 
+  /**
+   * Deletes the log files of the oldest finished tasks until `bytes` are freed (config
+   * max_state_bytes); the tasks themselves, their status and what memory holds, stay.
+   */
+  freeLogSpace(bytes: number, maxStateBytes: number): void {
+    const finished = [...this.tasks.values()].filter((t) => !t.running).sort((a, b) => a.endedAt!.getTime() - b.endedAt!.getTime());
+    let freed = 0;
+    for (const t of finished) {
+      if (freed >= bytes) break;
+      freed += t.dropLogs(`log files deleted to keep agent-shell's task logs under max_state_bytes (${maxStateBytes}), the oldest finished tasks' first; what memory holds is still shown`);
+    }
+  }
+
   /** Drop a finished task and its log files. */
   forget(id: string): void {
     const task = this.tasks.get(id);

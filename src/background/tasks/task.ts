@@ -1,7 +1,7 @@
 import type { NetworkDenied } from "../../sandbox/network/calls.ts";
 import { rmSync } from "node:fs";
 import type { ExitStatus, ProcessHandle } from "../../runtime/types.ts";
-import type { GitDisarmed } from "../../sandbox/git-guard.ts";
+import type { PlantReport } from "../../sandbox/plant-watch.ts";
 import { Collector } from "../output/collector.ts";
 import { terminateGroup } from "./killer.ts";
 import { within } from "../../first-of.ts";
@@ -15,6 +15,14 @@ export type TaskStatus = "running" | "completed" | "killed" | "lost";
 const DRAIN_AFTER_EXIT_MS = 400;
 /** After terminating the leftovers, how long to wait for EOF before abandoning the pipes. */
 const DRAIN_AFTER_KILL_MS = 1000;
+/** Without a task cgroup to say when it empties, how often kept leftovers are looked for. */
+const LEFTOVERS_POLL_MS = 250;
+
+/**
+ * Told the pids of what the leader left running when it exited; true keeps them: the task
+ * runs on until they end (SPEC §25), false ends them.
+ */
+export type LeftoversHook = (pids: number[]) => Promise<boolean>;
 
 /** What a task is: fixed at launch (or read back from meta.json), never changed. */
 export interface TaskInfo {
@@ -50,9 +58,11 @@ export interface TaskSandbox {
   level?: string;
   /** Writable roots of the policy, to tell a denial outside them from any other failure. */
   writableRoots?: string[];
+  /** Paths hidden from commands (secrets, agent-shell's state): a denial there is of another kind. */
+  hidden?: string[];
   network?: boolean;
-  /** What the git guard disarmed of the command's plants (SPEC §25), filled as it is found. */
-  gitDisarmed?: GitDisarmed[];
+  /** What was undone of the command's plants (SPEC §25, §26), filled as it is found. */
+  planted?: PlantReport;
   /** Connections the proxy refused while it ran (SPEC §21), filled as they happen. */
   networkDenied?: NetworkDenied[];
 }
@@ -105,6 +115,10 @@ export class Task {
   private killing: Promise<void> | null = null;
   private readonly killGraceMs: number;
   private endListeners: Array<(task: Task) => void> = [];
+  /** The leader's own exit and when it came: before the task's end when it left processes running. */
+  private leaderExit: { status: ExitStatus; at: Date } | null = null;
+  /** Set while someone decides what becomes of processes the leader leaves running (a foreground call); unset, they are ended. */
+  onLeftovers: LeftoversHook | null = null;
 
   constructor(init: TaskInit) {
     this.info = init.info;
@@ -167,6 +181,17 @@ export class Task {
 
   get pgid(): number | undefined {
     return this.handle?.pgid;
+  }
+
+  /** The leader's pid inside its sandbox's pid namespace while it runs, when that differs from `pid`. */
+  get sandboxPid(): number | null {
+    return (this.running && this.handle?.sandboxPid) || null;
+  }
+
+  /** The command's (leader's) own exit, once it came, and how long it ran. */
+  get commandExit(): { status: ExitStatus; durationMs: number } | null {
+    const e = this.leaderExit;
+    return e && { status: e.status, durationMs: e.at.getTime() - this.startedAt.getTime() };
   }
 
   /** The runtime's remark about the running process (e.g. reconnecting), if any. */
@@ -233,10 +258,16 @@ export class Task {
 
   private async follow(handle: ProcessHandle, collectors: Collector[], drained: Promise<unknown>): Promise<void> {
     const exit = await handle.exited;
-    // Output still open after the leader's exit belongs to leftovers in its group:
-    // give them a moment, then terminate them. A task leaves nothing running.
+    this.leaderExit = { status: exit, at: new Date() };
+    // Output still open after the leader's exit belongs to leftovers in its group: give them
+    // a moment; then they are kept if whoever awaits the task says so (and the task runs on
+    // while they do), else terminated. Nothing is left running without a task holding it.
     if (!collectors.every((c) => c.eof)) await within(drained, DRAIN_AFTER_EXIT_MS);
-    if (await handle.groupAlive()) await within(this.killGroup(), DRAIN_AFTER_KILL_MS);
+    if (await handle.groupAlive()) {
+      const kept = !this.killRequested && this.onLeftovers !== null && handle.members !== undefined && (await this.onLeftovers(handle.members()));
+      if (kept) await this.leftoversGone(handle);
+      if (await handle.groupAlive()) await within(this.killGroup(), DRAIN_AFTER_KILL_MS);
+    }
     if (!collectors.every((c) => c.eof)) {
       await within(drained, DRAIN_AFTER_KILL_MS);
       for (const c of collectors) c.abandon();
@@ -253,6 +284,15 @@ export class Task {
     else this.finish("completed", exit);
   }
 
+  /** Resolves once nothing of the task is left: by its cgroup's word, or by looking now and then. */
+  private async leftoversGone(handle: ProcessHandle): Promise<void> {
+    if (handle.whenGone) {
+      while (!(await handle.whenGone(60_000))) {}
+      return;
+    }
+    while (await handle.groupAlive()) await Bun.sleep(LEFTOVERS_POLL_MS);
+  }
+
   /**
    * Starts a new run of an ended task under the same id, same streams (its logs go on in
    * the same files): a restart in place. Status leaves `running` once per run.
@@ -265,6 +305,7 @@ export class Task {
     this.lossReason = undefined;
     this.killRequested = false;
     this.endCertain = false;
+    this.leaderExit = null;
     this.startedAt = new Date();
     this.restarts++;
     this.ended = new Promise((r) => (this.resolveEnded = r));
@@ -305,10 +346,13 @@ export class Task {
   }
 
   removeLogs(): void {
-    this.stdout.spool?.close();
-    this.stderr.spool?.close();
-    this.rawOutput?.spool?.close();
+    this.dropLogs();
     if (this.currentLogDir) rmSync(this.currentLogDir, { recursive: true, force: true });
+  }
+
+  /** Deletes the log files (meta.json stays), `why` becomes their spool_error; returns the bytes freed. */
+  dropLogs(why?: string): number {
+    return [this.stdout, this.stderr, this.rawOutput].reduce((freed, s) => freed + (s?.spool?.discard(why) ?? 0), 0);
   }
 
   /** `exit_code` as results show it: the code, or -1 when a signal ended the task. */

@@ -1,4 +1,4 @@
-import type { HostConfig } from "../../config/schema.ts";
+import type { Config, HostConfig } from "../../config/schema.ts";
 import { isErrorResult, type ToolResult } from "../../errors.ts";
 import { usesFarAgent } from "../../runtime/far/way-in.ts";
 import { SshConnection, type SshTarget } from "../../runtime/ssh/connection.ts";
@@ -6,6 +6,7 @@ import { AWAIT_OUTPUT_METHOD, AwaitOutputResultSchema, type AwaitOutputResult } 
 import { type CallHooks, FarLink, PipeDroppedError } from "./far-link.ts";
 import { farArgs, nearId, nearResult, splitId } from "./task-ids.ts";
 import type { IdGroup } from "./across-hosts.ts";
+import { escapeControls, farDeadlineMs, ownConfirmation, RateCap } from "./far-answers.ts";
 
 /** A call that runs on a far-side host: which host, and the arguments as the far side takes them. */
 export interface FarRoute {
@@ -13,6 +14,9 @@ export interface FarRoute {
   tool: string;
   args: Record<string, unknown>;
 }
+
+/** Notices a far host may relay each second; more are dropped and counted. */
+const NOTICES_PER_SECOND = 50;
 
 /** Tools that name a task by id: a far id (`box:bg-3`) sends the call to that host. */
 const BY_TASK_ID = new Set(["task_output", "kill_shell", "write_stdin"]);
@@ -27,10 +31,11 @@ export class FarHosts {
   private readonly listeners = new Set<(data: Record<string, unknown>) => void>();
   /** The connections of SSH hosts with `agent = true` (their channel is the pipe). */
   private readonly sshConnections = new Map<string, SshConnection>();
+  private readonly noticeCaps = new Map<string, RateCap>();
 
   constructor(
     private readonly hosts: Record<string, HostConfig>,
-    private readonly killGraceSeconds: number,
+    private readonly limits: Pick<Config, "kill_grace_seconds" | "timeout_seconds">,
   ) {}
 
   isFar = (name: string): boolean => Object.hasOwn(this.hosts, name) && usesFarAgent(this.hosts[name]!);
@@ -41,7 +46,7 @@ export class FarHosts {
       const cfg = this.hosts[name]!;
       const ssh = () => {
         let conn = this.sshConnections.get(name);
-        if (!conn) this.sshConnections.set(name, (conn = new SshConnection(name, cfg as SshTarget, this.killGraceSeconds)));
+        if (!conn) this.sshConnections.set(name, (conn = new SshConnection(name, cfg as SshTarget, this.limits.kill_grace_seconds)));
         return conn;
       };
       link = new FarLink(name, cfg, ssh, (data) => this.notice(name, data));
@@ -82,11 +87,14 @@ export class FarHosts {
   async forward(given: FarRoute, hooks: CallHooks): Promise<ToolResult> {
     const link = this.link(given.host);
     await link.connect();
-    const route = { ...given, args: withFarHome(given.args, link.home) };
+    // bash's time limit made explicit (ours, as for a local call), so the call's deadline is known.
+    const timed = given.tool === "bash" && given.args.timeout_seconds === undefined ? { ...given.args, timeout_seconds: this.limits.timeout_seconds } : given.args;
+    const route = { ...given, args: withFarHome(timed, link.home) };
+    hooks = { ...hooks, deadlineMs: farDeadlineMs(route.tool, route.args, this.limits.kill_grace_seconds) };
     // Reads may be asked again (not only_new: its cursor may have moved on an answer we lost).
     const readOnly = route.tool === "task_list" || (route.tool === "task_output" && route.args.only_new !== true);
     try {
-      return explained(route.host, nearResult(route.host, await link.call(route.tool, route.args, hooks)));
+      return explained(route.host, ownConfirmation(route.host, route.args, nearResult(route.host, await link.call(route.tool, route.args, hooks))));
     } catch (e) {
       // A read that met a dying pipe is simply asked again on a new one.
       if (!readOnly || !(e instanceof PipeDroppedError) || hooks.signal?.aborted) throw e;
@@ -120,9 +128,18 @@ export class FarHosts {
     return () => this.listeners.delete(listener);
   }
 
-  private notice(host: string, data: Record<string, unknown>): void {
+  /** A far host's notice, relayed as data: control characters escaped, at most NOTICES_PER_SECOND (then how many were dropped). */
+  private notice(host: string, given: Record<string, unknown>): void {
+    let cap = this.noticeCaps.get(host);
+    if (!cap) this.noticeCaps.set(host, (cap = new RateCap(NOTICES_PER_SECOND)));
+    if (!cap.allow()) return;
+    const dropped = cap.takeDropped();
+    const data = escapeControls(given);
     const mapped = typeof data.task_id === "string" ? { ...data, task_id: nearId(host, data.task_id), host } : { ...data, host };
-    for (const l of this.listeners) l(mapped);
+    for (const l of this.listeners) {
+      if (dropped) l({ event: "notices_dropped", host, dropped, message: `${dropped} notices from host '${host}' were dropped (more than ${NOTICES_PER_SECOND} a second)` });
+      l(mapped);
+    }
   }
 
   get active(): boolean {

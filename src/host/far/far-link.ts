@@ -1,24 +1,30 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, LoggingMessageNotificationSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { HostConfig } from "../../config/schema.ts";
 import { CodedError, type ToolResult } from "../../errors.ts";
 import { launchScript, nearPlatform, parseStatus } from "../../runtime/far/agent-scripts.ts";
-import { installAgent } from "../../runtime/far/install.ts";
+import { installAgent, selfBinary, selfSha256 } from "../../runtime/far/install.ts";
 import { openPipe } from "../../runtime/far/pipe.ts";
 import { describeWayIn, type WayIn, wayIn } from "../../runtime/far/way-in.ts";
 import type { SshConnection } from "../../runtime/ssh/connection.ts";
 import { VERSION } from "../../version.ts";
+import { escapeControls, RateCap } from "./far-answers.ts";
 import { PipeTransport } from "./pipe-transport.ts";
 
 /** How long the far launcher may take to say whether agent-shell is there (an engine's exec, an SSH login). */
 const STATUS_TIMEOUT_MS = 60_000;
-/** No call deadline of our own: the far side answers, or the pipe closes and the call fails. */
+/** A call without a deadline (hosts check's probe): the far side answers, or the pipe closes and the call fails. */
 const NO_DEADLINE_MS = 2 ** 31 - 1;
 
 export interface CallHooks {
   signal?: AbortSignal;
   progress?: (progress: number, message: string) => void;
+  /** The call fails if the far side has not answered by then (ms; none: until the pipe closes). */
+  deadlineMs?: number;
 }
+
+/** Progress messages a far call may relay each second; more are dropped (the next one says where it is). */
+const PROGRESS_PER_SECOND = 10;
 
 /** A call cut short by the pipe's end (a read may be asked again on a new pipe). */
 export class PipeDroppedError extends CodedError {}
@@ -79,9 +85,10 @@ export class FarLink {
         return this.speak(transport, copied);
       }
       transport.pipe.close();
-      if (status.kind === "missing" && !copied) {
+      // A binary whose hash differs (a far command may have replaced it) is copied over, never run.
+      if ((status.kind === "missing" || status.kind === "differs") && !copied) {
         const near = nearPlatform();
-        if (status.os !== near.os || status.arch !== near.arch) {
+        if (status.kind === "missing" && (status.os !== near.os || status.arch !== near.arch)) {
           throw this.error(
             `agent-shell is not installed there (${status.path}) and cannot be copied: the far side is ${status.os} ${status.arch}, this agent-shell is built for ${near.os} ${near.arch}. ` +
               `Install agent-shell ${VERSION} for ${status.os} ${status.arch} at ${status.path} (or set agent_path in [hosts.${this.name}])`,
@@ -94,14 +101,17 @@ export class FarLink {
       if (status.kind === "other") {
         throw this.error(`${status.path} there is agent-shell ${status.version}, not ${VERSION}: install agent-shell ${VERSION} there (or point agent_path at it)`);
       }
-      throw this.error(status.kind === "unknown" ? `the far side answered '${status.line.slice(0, 200)}' instead of agent-shell's launcher` : "agent-shell is still missing after copying it");
+      if (status.kind === "error") throw this.error(escapeControls(status.message));
+      if (status.kind === "differs") throw this.error(`${status.path} still has SHA-256 ${status.sha256}, not this agent-shell's, after copying it there: it was not run`);
+      throw this.error(status.kind === "unknown" ? `the far side answered '${escapeControls(status.line.slice(0, 200))}' instead of agent-shell's launcher` : "agent-shell is still missing after copying it");
     }
   }
 
   private async launch(): Promise<PipeTransport> {
     const cfg = this.cfg;
     const [cwd = "~", ...allow] = cfg.allowed_paths?.length ? cfg.allowed_paths : ["~"];
-    const script = launchScript({ version: VERSION, agentPath: cfg.agent_path, cwd, allow, sandbox: cfg.sandbox });
+    const sha256 = selfBinary() ? await selfSha256() : undefined;
+    const script = launchScript({ version: VERSION, agentPath: cfg.agent_path, cwd, allow, sandbox: cfg.sandbox, sha256, platform: nearPlatform() });
     const pipe = await openPipe(this.way, script, {}, this.ssh).catch((e: Error) => {
       throw e instanceof CodedError ? e.withContext({ host: this.name }) : this.error(e.message);
     });
@@ -161,17 +171,24 @@ export class FarLink {
   /** One tool call on the far side; its result object as the far side returned it. */
   async call(tool: string, args: Record<string, unknown>, hooks: CallHooks = {}): Promise<ToolResult> {
     const client = await this.connect();
+    const deadline = hooks.deadlineMs ?? NO_DEADLINE_MS;
+    const cap = new RateCap(PROGRESS_PER_SECOND);
     try {
       const res = await client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout: NO_DEADLINE_MS,
+        // Progress does not extend it: a far side that only reports progress still ends by then.
+        timeout: deadline,
+        maxTotalTimeout: deadline,
         signal: hooks.signal,
-        onprogress: hooks.progress ? (p) => hooks.progress!(p.progress, p.message ?? "") : undefined,
+        onprogress: hooks.progress ? (p) => cap.allow() && hooks.progress!(p.progress, escapeControls(p.message ?? "")) : undefined,
       });
       if (res.structuredContent) return res.structuredContent as ToolResult;
       const text = (res.content as Array<{ type: string; text?: string }>)[0]?.text ?? "{}";
       return JSON.parse(text) as ToolResult;
     } catch (e) {
       if (hooks.signal?.aborted) throw e;
+      if (e instanceof McpError && e.code === ErrorCode.RequestTimeout && this.client === client) {
+        throw this.error(`no answer to ${tool} within ${Math.round(deadline / 1000)} s (its time limit, the kill grace and a margin): the far agent did not answer, the call is given up (the far side may still finish it)`);
+      }
       throw this.dropped(client, e as Error);
     }
   }

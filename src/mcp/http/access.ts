@@ -1,8 +1,40 @@
-/** Who may use the HTTP endpoint: the bearer token, and the browser origins allowed to send it. */
+/** Who may use the HTTP endpoint: the bearer token, the names it is reached by, and the browser origins allowed to send it. */
 export interface HttpAccess {
   token: string;
   /** Normalized origins (`scheme://host[:port]`, lower case) allowed in an `Origin` header. */
   allowedOrigins: ReadonlySet<string>;
+  /** Host names (lower case, IPv6 in brackets, no port) allowed in the `Host` header. */
+  allowedHosts: ReadonlySet<string>;
+  /** Bound to every address (0.0.0.0, ::): any IP literal is one of ours (a rebinding page always sends a name). */
+  anyAddress: boolean;
+}
+
+/** `EXAMPLE.com.:8080` → `example.com`, `[::1]:9` → `[::1]`: how Host names are compared. */
+export function normalizeHost(host: string): string {
+  const h = host.trim().toLowerCase();
+  const name = h.startsWith("[") ? h.slice(0, h.indexOf("]") + 1) : h.replace(/:\d*$/, "");
+  return name.replace(/\.$/, "");
+}
+
+export function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "::1" || /^127\./.test(hostname);
+}
+
+/** The names a server bound to `hostname` answers to, plus `--allow-host` names. */
+export function boundHosts(hostname: string, allowHosts: string[] = []): { allowedHosts: Set<string>; anyAddress: boolean } {
+  const bound = hostname.includes(":") ? `[${hostname}]` : hostname.toLowerCase();
+  const names = [bound, ...(isLoopback(hostname) ? ["localhost", "127.0.0.1", "[::1]"] : []), ...allowHosts.map(normalizeHost)];
+  return { allowedHosts: new Set(names), anyAddress: hostname === "0.0.0.0" || hostname === "::" };
+}
+
+function isIpLiteral(name: string): boolean {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(name) || /^\[[0-9a-f:.]+\]$/.test(name);
+}
+
+function hostAllowed(header: string | null, access: HttpAccess): boolean {
+  if (header === null) return false;
+  const name = normalizeHost(header);
+  return access.allowedHosts.has(name) || (access.anyAddress && isIpLiteral(name));
 }
 
 /** `HTTPS://Example.com/` → `https://example.com`: how origins are compared. */
@@ -11,12 +43,18 @@ export function normalizeOrigin(origin: string): string {
 }
 
 /**
- * The refusal for a request that may not reach the MCP server, else undefined. A foreign
- * `Origin` is refused first (403: a web page reaching a local server through DNS
- * rebinding never gets further); then every request must carry `Authorization: Bearer TOKEN`
- * (401). Requests without an `Origin` (every non-browser client) pass the first check.
+ * The refusal for a request that may not reach the MCP server, else undefined. A `Host`
+ * that is not this server's address (or an --allow-host name), then a foreign `Origin`,
+ * are refused first (403: a web page reaching a local server through DNS rebinding never
+ * gets further); then every request must carry `Authorization: Bearer TOKEN` (401).
+ * Requests without an `Origin` (every non-browser client) pass the Origin check.
  */
 export function refusal(req: Request, access: HttpAccess): Response | undefined {
+  const host = req.headers.get("host");
+  if (!hostAllowed(host, access)) {
+    const named = host === null ? "A request without a Host header" : `Host '${host}'`;
+    return jsonRpcError(403, `${named} is not allowed: this server answers to ${[...access.allowedHosts].join(", ")}${access.anyAddress ? " and its IP addresses" : ""}; start it with --allow-host NAME to allow another name.`);
+  }
   const origin = req.headers.get("origin");
   if (origin !== null && !access.allowedOrigins.has(normalizeOrigin(origin))) {
     return jsonRpcError(403, `Origin '${origin}' is not allowed; start the server with --allow-origin ${origin} to allow it.`);
@@ -32,7 +70,7 @@ export function refusal(req: Request, access: HttpAccess): Response | undefined 
 /** The CORS preflight answer for an allowed origin (browsers send it without credentials). */
 export function preflight(req: Request, access: HttpAccess): Response {
   const origin = req.headers.get("origin");
-  if (origin === null || !access.allowedOrigins.has(normalizeOrigin(origin))) return refusal(req, access) ?? new Response(null, { status: 403 });
+  if (origin === null || !access.allowedOrigins.has(normalizeOrigin(origin)) || !hostAllowed(req.headers.get("host"), access)) return refusal(req, access) ?? new Response(null, { status: 403 });
   return new Response(null, { status: 204, headers: corsHeaders(origin) });
 }
 

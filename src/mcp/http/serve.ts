@@ -1,5 +1,5 @@
 import type { ToolHost } from "../../host/tool-host.ts";
-import { corsHeaders, type HttpAccess, jsonRpcError, normalizeOrigin, preflight, refusal } from "./access.ts";
+import { corsHeaders, type HttpAccess, isLoopback, jsonRpcError, normalizeOrigin, preflight, refusal } from "./access.ts";
 import { HttpSession } from "./session.ts";
 
 export interface HttpServeOptions {
@@ -10,10 +10,6 @@ export interface HttpServeOptions {
   /** A session with no request and no open stream for this long is closed (its foreground work ends). */
   sessionTimeoutMs: number;
   onListening(url: string): void;
-}
-
-export function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "::1" || /^127\./.test(hostname);
 }
 
 /** The MCP endpoint's path (the Streamable HTTP convention). */
@@ -28,7 +24,7 @@ export const MCP_PATH = "/mcp";
 export async function serveHttp(host: ToolHost, opts: HttpServeOptions): Promise<never> {
   // The allowed origins, plus this server's own loopback origins once its port is known.
   const allowedOrigins = new Set(opts.access.allowedOrigins);
-  const access: HttpAccess = { token: opts.access.token, allowedOrigins };
+  const access: HttpAccess = { ...opts.access, allowedOrigins };
   const sessions = new Map<string, HttpSession>();
   const unnamed = new Set<HttpSession>(); // opened for an initialize that has not named a session yet
   const onInitialized = (id: string, session: HttpSession) => {

@@ -1,9 +1,11 @@
 import { shq } from "../ssh/quote.ts";
 
 /**
- * The far side's POSIX sh scripts. The launcher checks for agent-shell of our version and
- * execs `agent-shell mcp --shared`, after one status line (`agent-shell-far …`) that tells
- * the near side whether it is speaking MCP now or what is missing. The installer receives
+ * The far side's POSIX sh scripts. The launcher checks for agent-shell of our version (its
+ * SHA-256 first, when the far side is our platform: a binary a far command replaced is never
+ * run, not even for --version) and execs `agent-shell mcp --shared`, after one status line
+ * (`agent-shell-far …`) that tells the near side whether it is speaking MCP now or what is
+ * missing or different. The installer receives
  * the binary on stdin under a temporary name and renames it only once its SHA-256 matches,
  * so a failed or partial copy never runs.
  */
@@ -29,13 +31,26 @@ export interface LaunchOptions {
   allow: string[];
   /** The far connection's declared sandbox mode (absent: the far side's default). */
   sandbox?: string;
+  /** This binary's SHA-256 and platform: a far binary on the same platform must have that hash (absent: run from source, no hash to hold it to). */
+  sha256?: string;
+  platform?: { os: string; arch: string };
 }
 
 export function launchScript(o: LaunchOptions): string {
   const want = `agent-shell ${o.version}`;
   const args = ["--cwd", farPathExpr(o.cwd), ...o.allow.flatMap((a) => ["--allow", farPathExpr(a)]), ...(o.sandbox ? ["--sandbox", shq(o.sandbox)] : [])];
+  const hashCheck = o.sha256 && o.platform
+    ? [
+        `if [ -e "$p" ] && [ "$(uname -s) $(uname -m)" = ${shq(`${o.platform.os} ${o.platform.arch}`)} ]; then`,
+        `  s=$(sha256sum "$p" 2>/dev/null || shasum -a 256 "$p" 2>/dev/null) || { echo "${STATUS_PREFIX}error neither sha256sum nor shasum is installed there to check $p"; exit 0; }`,
+        `  s=\${s%% *}`,
+        `  [ "$s" = ${shq(o.sha256)} ] || { echo "${STATUS_PREFIX}differs $p $s"; exit 0; }`,
+        `fi`,
+      ]
+    : [];
   return [
     `p=${agentPathExpr(o.version, o.agentPath)}`,
+    ...hashCheck,
     `v=$("$p" --version 2>/dev/null) || v=`,
     `if [ "$v" = ${shq(want)} ]; then`,
     `  echo "${STATUS_PREFIX}ready $HOME"`,
@@ -67,6 +82,8 @@ export type LaunchStatus =
   | { kind: "ready"; home: string }
   | { kind: "other"; path: string; version: string }
   | { kind: "missing"; path: string; os: string; arch: string }
+  | { kind: "differs"; path: string; sha256: string }
+  | { kind: "error"; message: string }
   | { kind: "unknown"; line: string };
 
 export function parseStatus(line: string): LaunchStatus {
@@ -76,6 +93,8 @@ export function parseStatus(line: string): LaunchStatus {
   if (words[0] === "missing" && words.length >= 4) {
     return { kind: "missing", path: words.slice(1, -2).join(" "), os: words.at(-2)!, arch: words.at(-1)! };
   }
+  if (words[0] === "differs" && words.length >= 3) return { kind: "differs", path: words.slice(1, -1).join(" "), sha256: words.at(-1)! };
+  if (words[0] === "error") return { kind: "error", message: words.slice(1).join(" ") };
   if (words[0] === "other" && words.length >= 3) return { kind: "other", path: words.slice(1, -1).join(" "), version: words.at(-1)! };
   return { kind: "unknown", line };
 }

@@ -4,6 +4,7 @@ import { sendWithFds, messageSocketPair } from "../fd-passing.ts";
 import { closeQuietly, createPipe, pipeOf } from "../pipes.ts";
 import { watchdog } from "../watchdog.ts";
 import { helperExec } from "./helper-binary.ts";
+import { signalName } from "../signal-names.ts";
 import { helperEnv, type Restrictions } from "./start.ts";
 
 /** A command's fds for its spawner: its stdio, the task cgroup it is born in, its process limit's `tasks` file. */
@@ -21,7 +22,6 @@ const RECORD_BYTES = 12;
 const STARTED = 1;
 const FAILED = 2;
 const ENDED = 3;
-const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n as number, name as NodeJS.Signals]));
 
 /**
  * A command a spawner started: its pid and, once it ends, its status, as Bun.Subprocess has
@@ -42,7 +42,7 @@ export class ServedChild {
   end(status: number): void {
     const signal = status & 0x7f;
     if (signal === 0) this.exitCode = (status >> 8) & 0xff;
-    else this.signalCode = SIGNAL_NAMES.get(signal) ?? "SIGKILL";
+    else this.signalCode = signalName(signal) ?? "SIGKILL";
     this.resolveExited();
   }
 

@@ -41,7 +41,8 @@ export function landlockRules(policy: SandboxPolicy, handled: bigint, listed: st
     rules.push({ path, rights: rights & handled });
   };
   const read = (path: string, isDir: boolean) => {
-    if (denied.includes(path)) return;
+    // A hidden folder may be listed (walking the home works as outside), never read beneath.
+    if (denied.includes(path)) return isDir ? add(path, FS.READ_DIR) : undefined;
     if (!denied.some((d) => d !== path && isUnder(d, path))) return add(path, isDir ? READ_RIGHTS | FS.IOCTL_DEV : (READ_RIGHTS | FS.IOCTL_DEV) & FILE_RIGHTS);
     add(path, FS.READ_DIR);
     listed.push(path);

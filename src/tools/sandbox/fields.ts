@@ -1,7 +1,7 @@
 import { type ByteSource, decode } from "../../background/output/index.ts";
 import type { Task } from "../../background/tasks/index.ts";
+import type { TaskSandbox } from "../../background/tasks/task.ts";
 import { detectSandboxDenied } from "../../sandbox/denied.ts";
-import { levelGaps } from "../../sandbox/gaps.ts";
 
 /** How much of the end of each stream is searched for permission errors. */
 const SCAN_BYTES = 64 * 1024;
@@ -12,25 +12,25 @@ function tailText(stream: ByteSource): string {
 
 /**
  * `sandbox` (the mode applied, `remote`, or `unavailable`) and `sandbox_level` for every
- * result about a task; `sandbox_denied` when a finished sandboxed command failed on a
- * path outside its writable roots (or on the network while it is off).
+ * result about a task; `sandbox_denied {kind, paths, hint}` when a finished sandboxed
+ * command failed on something the sandbox refused (SPEC §25). What the level cannot hold
+ * (`sandbox_notes`) is said once per connection (ToolHost), not here.
  */
 export function sandboxFields(task: Task): Record<string, unknown> {
   const sb = task.sandbox;
   if (!sb) return {};
   const fields: Record<string, unknown> = { sandbox: sb.mode };
   if (sb.level) fields.sandbox_level = sb.level;
-  const gaps = levelGaps(sb.level);
-  if (gaps.length) fields.sandbox_notes = [...gaps]; // results are the caller's (a library user may change them)
+  if (sb.planted?.git.length) fields.git_disarmed = sb.planted.git.map((d) => ({ ...d }));
+  if (sb.planted?.controls.length) fields.control_files_restored = [...new Set(sb.planted.controls)];
+  // What the proxy refused is known, not guessed from the output (SPEC §21); a command may exit 0 on an HTTP 403.
   if (sb.networkDenied?.length) {
     fields.network_denied = sb.networkDenied.map((d) => ({ ...d }));
-    fields.network_hint = networkHint(sb.networkDenied);
+    fields.sandbox_denied = { kind: "network", paths: [], hint: networkHint(sb.networkDenied) };
   }
-  if (sb.gitDisarmed?.length) fields.git_disarmed = sb.gitDisarmed.map((d) => ({ ...d }));
   const failed = task.exit !== null && (task.exit.code !== 0 || task.exit.signal !== null);
   if (failed && sb.writableRoots) {
-    // With the allowlist, the proxy says what it refused (network_denied): a network error is not guessed at.
-    const denied = deniedOf(task, sb.writableRoots, sb.network !== false || sb.networkDenied !== undefined);
+    const denied = deniedOf(task, sb, sb.writableRoots);
     if (denied) fields.sandbox_denied = denied;
   }
   return fields;
@@ -42,7 +42,7 @@ export function sandboxFields(task: Task): Record<string, unknown> {
  */
 const scans = new WeakMap<Task, { stdout: number; stderr: number; denied: ReturnType<typeof detectSandboxDenied> }>();
 
-function deniedOf(task: Task, writableRoots: string[], network: boolean): ReturnType<typeof detectSandboxDenied> {
+function deniedOf(task: Task, sb: TaskSandbox, writableRoots: string[]): ReturnType<typeof detectSandboxDenied> {
   // A tty task's stdout is its rendered text.
   const stdout = task.terminal?.text ?? task.stdout;
   // (A tty task's rendered text can change without growing: it is scanned each time.)
@@ -50,9 +50,13 @@ function deniedOf(task: Task, writableRoots: string[], network: boolean): Return
   if (known && known.stdout === stdout.total && known.stderr === task.stderr.total) return known.denied && { ...known.denied, paths: [...known.denied.paths] };
   const denied = detectSandboxDenied({
     output: `${tailText(stdout)}\n${tailText(task.stderr)}`,
+    command: task.info.command,
     cwd: task.info.cwd,
     writableRoots,
-    network,
+    hidden: sb.hidden,
+    // With the allowlist, the proxy says what it refused (network_denied): a network error is not guessed at.
+    network: sb.network !== false || sb.networkDenied !== undefined,
+    level: sb.level,
   });
   scans.set(task, { stdout: stdout.total, stderr: task.stderr.total, denied });
   return denied;
@@ -61,5 +65,5 @@ function deniedOf(task: Task, writableRoots: string[], network: boolean): Return
 /** How to allow what was refused: the names for network_allow (a person's choice, never the model's). */
 function networkHint(denied: { host: string; port: number }[]): string {
   const names = [...new Set(denied.map((d) => JSON.stringify(d.host)))].join(", ");
-  return `agent-shell's network allowlist refused these connections. If the user wants them, they add ${names} to network_allow in agent-shell's config (or set network = "on"); a client that can ask its person is asked instead. Retrying does not help.`;
+  return `agent-shell's network allowlist refused ${names} (network_denied). If the user wants them, they add them to network_allow in agent-shell's config (or set network = "on"); a client that can ask its person is asked instead. Retrying does not help.`;
 }

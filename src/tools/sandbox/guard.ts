@@ -2,19 +2,21 @@ import { z } from "zod";
 import type { TaskSandbox } from "../../background/tasks/task.ts";
 import { classifyCommand, needsCaution } from "../../safety/patterns.ts";
 import { type ConfirmationQuestion, commandQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "../../safety/person-confirmation.ts";
+import { DENIED_HINTS, type SandboxDenied } from "../../sandbox/denied.ts";
+import { privilegedWord } from "../../sandbox/inside-words.ts";
 import { SANDBOX_MODES, strictness, type SandboxMode } from "../../sandbox/policy.ts";
 import type { SandboxRun } from "../../sandbox/setup.ts";
 import type { NetworkCall } from "../../sandbox/network/calls.ts";
 import { CodedError, type ToolResult } from "../../errors.ts";
 import type { ToolContext } from "../types.ts";
 
-export const sandboxParameter = () => z.enum(SANDBOX_MODES).optional().describe("Looser than the server's asks first.");
+export const sandboxParameter = () => z.enum(SANDBOX_MODES).optional().describe("Looser modes ask first.");
 
 /** The containment of a call whose mode was settled by guardSandbox, in its validated `cwd`. */
 export function callSandbox(ctx: ToolContext, mode: SandboxMode, cwd: string, opts: { agent?: boolean; command?: string } = {}): CallSandbox {
   const call = ctx.sandbox.forCall(mode, { agent: opts.agent, cwd, roots: ctx.allowedRoots });
   const report: TaskSandbox = { mode: call.label, ...(call.level ? { level: call.level } : {}) };
-  if (call.run) Object.assign(report, { writableRoots: call.run.policy.writableRoots, network: call.run.policy.network, gitDisarmed: [] });
+  if (call.run) Object.assign(report, { writableRoots: call.run.policy.writableRoots, hidden: call.run.policy.denyRead, network: call.run.policy.network, planted: { git: [], controls: [] } });
   if (!call.run?.policy.allowlist) return { run: call.run, report };
   // The network by name (SPEC §21): the proxy asks this call's person about a name nobody allowed, when its client can.
   report.networkDenied = [];
@@ -90,6 +92,18 @@ function needsConfirmation(args: { key: string; field: "command" | "prompt"; des
     message: `${note}${what}: ${args.key}. Please confirm: ask the user, then call again with confirmed: true, the same ${args.field} and the same sandbox.`,
     ...(args.description !== undefined ? { description: args.description } : {}),
   };
+}
+
+/**
+ * A command that would run sandboxed and changes privileges (`sudo`, `su`…) is refused at
+ * once, never asked about first (SPEC §25): it cannot work inside, whatever a person says.
+ */
+export function refusePrivileged(ctx: ToolContext, mode: SandboxMode, command: string): void {
+  if (mode === "off" || ctx.sandbox.choice.level === null) return;
+  const word = privilegedWord(command);
+  if (!word) return;
+  const denied: SandboxDenied = { kind: "privilege", paths: [], hint: DENIED_HINTS.privilege };
+  throw new CodedError("BLOCKED", `Refused: '${word}' cannot work in the sandbox this command runs in. ${DENIED_HINTS.privilege}`, { command, sandbox: mode, sandbox_denied: denied });
 }
 
 /** A looser sandbox for one call, as a person would read it. */

@@ -1,19 +1,29 @@
 import { type FSWatcher, watch } from "node:fs";
 import { join } from "node:path";
+import { type ControlState, controlState, restoreControlFiles } from "./control-guard.ts";
 import { disarmGit, type GitDisarmed, gitDirs, type GitState, gitState } from "./git-guard.ts";
 import type { SandboxLevel, SandboxPolicy } from "./policy.ts";
 
 /**
- * What a sandboxed command plants in git's control files is disarmed as soon as the file
- * changes, not only when the command ends (SPEC §25): a background task that writes
- * `core.fsmonitor` and sleeps must not leave it armed while the person runs git. While
- * commands of a policy run, every git dir below its roots (and its hooks folder) is watched
- * from outside with inotify; a change runs a disarm pass against the state before the oldest
- * of those commands started. A look every few seconds catches repositories made meanwhile.
+ * What a sandboxed command plants where the mounts cannot stop it — in git's control files
+ * (git-guard.ts), or a control file made or (Landlock) changed (control-guard.ts) — is undone
+ * as soon as the file changes, not only when the command ends (SPEC §25, §26): a background
+ * task that writes `core.fsmonitor` and sleeps must not leave it armed while the person runs
+ * git. While commands of a policy run, every git dir below its roots (and its hooks folder)
+ * is watched from outside with inotify; a change runs a pass against the state before the
+ * oldest of those commands started. A pass every few seconds catches the rest (repositories
+ * made meanwhile, control files).
  */
+export interface PlantReport {
+  git: GitDisarmed[];
+  /** Control files put back as they were (or removed: made by the command). */
+  controls: string[];
+}
+
 interface Command {
   before: GitState;
-  report: GitDisarmed[];
+  controls: ControlState;
+  report: PlantReport;
 }
 
 /** How often the repositories are looked for again while commands run (a new one may have been made). */
@@ -43,7 +53,7 @@ class PolicyWatch {
 
   /** The command ended: a last pass against its own state, then the watch goes when no command is left. */
   end(command: Command): void {
-    this.report(disarmGit(this.policy, this.level, command.before));
+    this.undo(command);
     const at = this.commands.indexOf(command);
     if (at >= 0) this.commands.splice(at, 1);
     if (this.commands.length > 0) return;
@@ -59,13 +69,18 @@ class PolicyWatch {
     this.pending = null;
     const oldest = this.commands[0];
     if (!oldest) return;
-    this.report(disarmGit(this.policy, this.level, oldest.before));
+    this.undo(oldest);
     this.watchRepositories();
   }
 
-  private report(disarmed: GitDisarmed[]): void {
-    if (disarmed.length === 0) return;
-    for (const c of this.commands) c.report.push(...disarmed);
+  /** Undoes what was planted since `since` started; every running command is told. */
+  private undo(since: Command): void {
+    const git = disarmGit(this.policy, this.level, since.before);
+    const controls = since.controls.size ? restoreControlFiles(this.policy, since.controls) : [];
+    for (const c of new Set([...this.commands, since])) {
+      c.report.git.push(...git);
+      c.report.controls.push(...controls);
+    }
   }
 
   private watchRepositories(): void {
@@ -96,13 +111,13 @@ class PolicyWatch {
 const watches = new Map<SandboxPolicy, PolicyWatch>();
 
 /**
- * Starts guarding git for one command under `policy`: the state is taken now, before the
- * command is sent off (taken once it had started, it could already hold what the command
- * planted). What is disarmed while it runs and when it ends goes to `report`. Returns what
- * ends the guard, to be called once the command has exited.
+ * Starts guarding one command under `policy`: the state is taken now, before the command is
+ * sent off (taken once it had started, it could already hold what the command planted). What
+ * is undone while it runs and when it ends goes to `report`. Returns what ends the guard, to
+ * be called once the command has exited.
  */
-export function guardGit(policy: SandboxPolicy, level: SandboxLevel, report: GitDisarmed[]): () => void {
-  const command: Command = { before: gitState(policy, level), report };
+export function guardPlants(policy: SandboxPolicy, level: SandboxLevel, report: PlantReport): () => void {
+  const command: Command = { before: gitState(policy, level), controls: controlState(policy, level), report };
   let guarding = watches.get(policy);
   if (!guarding) watches.set(policy, (guarding = new PolicyWatch(policy, level)));
   guarding.add(command);

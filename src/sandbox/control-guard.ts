@@ -1,0 +1,103 @@
+import { closeSync, constants, fchmodSync, lstatSync, readdirSync, readFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { controlFileNames, controlFilesUnder } from "./control-files.ts";
+import { openBelow, removeBelow, rootOf } from "./no-follow.ts";
+import type { SandboxLevel, SandboxPolicy } from "./policy.ts";
+
+/**
+ * The control files (control-files.ts) that mounts cannot keep read-only, put back as they
+ * were: one a command made where there was none (every level), and at the Landlock level one
+ * it changed or removed. The state is taken before the command starts; files are read and
+ * written with no link followed below their root.
+ */
+export type ControlState = Map<string, { bytes: Buffer; mode: number } | null>;
+
+/** Larger control files are not kept (a shell rc is a few KiB). */
+const MAX_BYTES = 1024 * 1024;
+
+export function controlState(policy: SandboxPolicy, level: SandboxLevel): ControlState {
+  const state: ControlState = new Map();
+  const roots = policy.workspaceRoots;
+  if (roots.length === 0) return state;
+  const home = process.env.HOME ?? "/nonexistent";
+  for (const path of controlFileNames(home)) if (rootOf(roots, path) && !lstat(path)) state.set(path, null);
+  if (level !== "landlock") return state;
+  for (const path of controlFilesUnder(roots, home)) {
+    const st = lstat(path);
+    const files = st?.isDirectory() ? list(path).map((name) => join(path, name)) : [path];
+    for (const file of files) {
+      const root = rootOf(roots, file);
+      const bytes = root ? read(root, file) : null;
+      if (bytes) state.set(file, { bytes, mode: lstat(file)!.mode & 0o7777 });
+    }
+  }
+  return state;
+}
+
+/** Puts back what changed since `before`; returns the paths put back (or removed). */
+export function restoreControlFiles(policy: SandboxPolicy, before: ControlState): string[] {
+  const done: string[] = [];
+  for (const [path, was] of before) {
+    const root = rootOf(policy.workspaceRoots, path);
+    if (!root) continue;
+    const st = lstat(path);
+    if (was === null) {
+      if (st && !st.isDirectory() && removeBelow(root, path)) done.push(path);
+      continue;
+    }
+    if (st?.isFile() && (st.mode & 0o7777) === was.mode && same(root, path, was.bytes)) continue;
+    if (st && !st.isFile()) removeBelow(root, path);
+    if (write(root, path, was)) done.push(path);
+  }
+  return done;
+}
+
+function same(root: string, path: string, bytes: Buffer): boolean {
+  const now = read(root, path);
+  return now !== null && now.equals(bytes);
+}
+
+function read(root: string, path: string): Buffer | null {
+  try {
+    const fd = openBelow(root, path, constants.O_RDONLY);
+    try {
+      const bytes = readFileSync(fd);
+      return bytes.length <= MAX_BYTES ? bytes : null;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+}
+
+function write(root: string, path: string, was: { bytes: Buffer; mode: number }): boolean {
+  try {
+    const fd = openBelow(root, path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, was.mode);
+    try {
+      writeSync(fd, was.bytes, 0, was.bytes.length, 0);
+      fchmodSync(fd, was.mode);
+    } finally {
+      closeSync(fd);
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function lstat(path: string) {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function list(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((name) => lstat(join(dir, name))?.isFile());
+  } catch {
+    return [];
+  }
+}
