@@ -256,7 +256,7 @@ describe("nothing goes around the proxy", () => {
     }
   });
 
-  test('network = "off" reaches nothing; "on" is the shared network', async () => {
+  test('network = "off" reaches nothing; "on" is the shared network; a confirmed sandbox: "off" lifts the policy for its call', async () => {
     const lo = await counters("127.0.0.1");
     try {
       await withServer(`network = "off"\n` + allowList(NAMES.allowed), async (t) => {
@@ -270,6 +270,13 @@ describe("nothing goes around the proxy", () => {
         expect(r.stdout).toBe("REACHED\n");
       });
       expect(lo.counts.tcp).toBe(1);
+      // A call's confirmed sandbox: "off" lifts the network policy for that call only.
+      await withServer("", async (t) => {
+        const args = { command: `(exec 3<>/dev/tcp/127.0.0.1/${lo.tcpPort}) && echo REACHED`, sandbox: "off" };
+        expect((await t.call("bash", args)).needs_confirmation).toBe(true);
+        expect((await t.call("bash", { ...args, confirmed: true })).stdout).toBe("REACHED\n");
+      });
+      expect(lo.counts.tcp).toBe(2);
     } finally {
       lo.close();
     }

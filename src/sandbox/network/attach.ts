@@ -1,11 +1,11 @@
-import { closeSync, mkdirSync, rmSync } from "node:fs";
-import { messageSocketPair, receiveFds } from "../../runtime/fd-passing.ts";
 import type { Socket, TCPSocketListener } from "bun";
-import { connectAndJoin, joinHandlers, newSide, type Side } from "./join.ts";
+import { closeSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { launcherEnv } from "../../runtime/env.ts";
+import { messageSocketPair, receiveFds } from "../../runtime/fd-passing.ts";
 import { helperFd } from "../../runtime/spawn-helper/helper-binary.ts";
 import { watchdog } from "../../runtime/watchdog.ts";
-import { launcherEnv } from "../../runtime/env.ts";
+import { connectAndJoin, joinHandlers, newSide, type Side } from "./join.ts";
 import { listenProxy } from "./proxy.ts";
 import { listeningPorts, PROXY_PORT } from "./ports.ts";
 import type { NetworkRules } from "./rules.ts";
@@ -53,6 +53,9 @@ export function attachNetwork(opts: { policy: object; rules: NetworkRules; names
       cwd: "/",
       detached: true,
     } as never) as Bun.Subprocess<"pipe", "pipe", "inherit">;
+  } catch (e) {
+    closeSync(ours);
+    throw e;
   } finally {
     closeSync(theirs);
   }
@@ -67,6 +70,8 @@ export function attachNetwork(opts: { policy: object; rules: NetworkRules; names
       const port = inside[i]!;
       listeners.push(port === PROXY_PORT ? listenProxy({ fd }, opts.policy, opts.rules) : forwardTo({ fd }, { hostname: "127.0.0.1", port }));
     });
+    // Closed meanwhile (the sandbox ended before its network was up): nothing is left listening.
+    if (!open.has(network)) for (const l of listeners) l.stop(true);
   });
   const published = new Map<number, TCPSocketListener<Side>>();
   const taken = new Set<number>();
