@@ -112,7 +112,7 @@ describe("names nobody allowed", () => {
 });
 
 /** A client whose person answers each network question with `answer`, keeping the questions. */
-function person(answer: "once" | "always" | "no" | "decline") {
+function person(answer: "once" | "always" | "no" | "decline", readingMs = 0) {
   const questions: string[] = [];
   return {
     questions,
@@ -121,6 +121,7 @@ function person(answer: "once" | "always" | "no" | "decline") {
       setup(c: import("@modelcontextprotocol/sdk/client/index.js").Client) {
         c.setRequestHandler(ElicitRequestSchema, async (request) => {
           questions.push((request.params as { message: string }).message);
+          if (readingMs) await Bun.sleep(readingMs); // a person reading the question
           return answer === "decline" ? { action: "decline" } : { action: "accept", content: { answer } };
         });
       },
@@ -162,6 +163,18 @@ describe("a person is asked", () => {
     }, always.opts);
     expect(always.questions).toHaveLength(1);
     expect(hits[NAMES.unknown]).toBe(2);
+  });
+
+  test("connections made to one name while its question is open share the answer: asked once", async () => {
+    hits = {};
+    const yes = person("once", 1000);
+    await withServer("", async (t) => {
+      const url = `http://${NAMES.unknown}:${http.port}/`;
+      const r = await t.call("bash", { command: `curl -sS --max-time 10 ${url} & curl -sS --max-time 10 ${url} & curl -sS --max-time 10 ${url} & wait` });
+      expect(r.stdout).toBe(`hello from ${NAMES.unknown}\n`.repeat(3));
+    }, yes.opts);
+    expect(yes.questions).toHaveLength(1);
+    expect(hits[NAMES.unknown]).toBe(3);
   });
 
   test("network_deny wins over a person's yes and over network_allow: nobody is asked", async () => {

@@ -47,7 +47,7 @@ export function callsUnder(policy: object): NetworkCall[] {
 }
 
 /** Most denials a result lists (a loop retrying would otherwise grow it without end). */
-export const MAX_DENIED = 20;
+const MAX_DENIED = 20;
 
 export function reportDenied(calls: NetworkCall[], denied: NetworkDenied): void {
   for (const c of calls) {

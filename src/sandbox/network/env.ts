@@ -5,26 +5,26 @@ import type { NetworkRules } from "./rules.ts";
 const NO_PROXY = "localhost,127.0.0.1,::1";
 
 /**
- * What makes tools inside an allowlist sandbox use the proxy (SPEC §21), each checked
- * (docs/sandbox.md): curl, git, pip/urllib, npm, Go and Bun read the standard variables
- * (upper or lower case); Node's own fetch reads them with NODE_USE_ENV_PROXY; the JVM reads
- * none of them, only system properties (JAVA_TOOL_OPTIONS).
+ * What makes tools inside an allowlist sandbox use the proxy on `port` (SPEC §21), each
+ * checked (docs/sandbox.md): curl, git, pip/urllib, wget, Bun (and Go) read the standard
+ * variables (upper or lower case); npm its own; Node's fetch reads them with
+ * NODE_USE_ENV_PROXY (Node ≥ 22.21); the JVM only system properties (JAVA_TOOL_OPTIONS).
  */
-export function proxyEnv(port: number): Record<string, string> {
-  const PROXY = `http://127.0.0.1:${port}`;
+function proxyEnv(port: number): Record<string, string> {
+  const proxy = `http://127.0.0.1:${port}`;
   return {
-  HTTP_PROXY: PROXY,
-  HTTPS_PROXY: PROXY,
-  ALL_PROXY: PROXY,
-  http_proxy: PROXY,
-  https_proxy: PROXY,
-  all_proxy: PROXY,
-  NO_PROXY,
-  no_proxy: NO_PROXY,
-  NODE_USE_ENV_PROXY: "1",
-  npm_config_proxy: PROXY,
-  npm_config_https_proxy: PROXY,
-  JAVA_TOOL_OPTIONS: `-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=${port} -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=${port} -Dhttp.nonProxyHosts=localhost|127.0.0.1|[::1]`,
+    HTTP_PROXY: proxy,
+    HTTPS_PROXY: proxy,
+    ALL_PROXY: proxy,
+    http_proxy: proxy,
+    https_proxy: proxy,
+    all_proxy: proxy,
+    NO_PROXY,
+    no_proxy: NO_PROXY,
+    NODE_USE_ENV_PROXY: "1",
+    npm_config_proxy: proxy,
+    npm_config_https_proxy: proxy,
+    JAVA_TOOL_OPTIONS: `-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=${port} -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=${port} -Dhttp.nonProxyHosts=localhost|127.0.0.1|[::1]`,
   };
 }
 

@@ -1,5 +1,5 @@
 import { answerKey, checkAddress, decide, isInternal, normalizeHost } from "./decide.ts";
-import { callsUnder, type NetworkCall, reportDenied } from "./calls.ts";
+import { callsUnder, type NetworkAnswer, reportDenied } from "./calls.ts";
 import { isIpLiteral, type NetworkRules } from "./rules.ts";
 
 /** What the proxy does with one connection: the address to connect to, or why not. */
@@ -7,6 +7,8 @@ export type Admission = { address: string; host: string } | { refused: string; h
 
 /** Names people allowed for the rest of this server's life (SPEC §21). */
 const allowedForLife = new Set<string>();
+/** Questions being asked, by policy and name: connections made meanwhile to the same name share the answer (one question, not one per connection). */
+const asking = new WeakMap<object, Map<string, Promise<NetworkAnswer>>>();
 
 /**
  * Whether a connection to `host:port` asked for from a sandbox of `policy` goes ahead: the
@@ -36,9 +38,20 @@ export async function admit(policy: object, rules: NetworkRules, rawHost: string
     const internal = isInternal(address) ? address : undefined;
     const asker = calls.find((c) => c.ask);
     if (!asker) return refuse("not in network_allow, and no person could be asked (the MCP client cannot elicit, or confirm_by = \"model\")");
-    record("asked", host, port, commands, internal ? `resolves to ${internal}` : "");
-    const answer = await asker.ask!({ host, port, commands, ...(internal ? { internal } : {}) }).catch(() => "no" as const);
-    record(`answered ${answer}`, host, port, commands, "");
+    const pending = asking.get(policy) ?? new Map<string, Promise<NetworkAnswer>>();
+    asking.set(policy, pending);
+    const key = answerKey(host, port);
+    let question = pending.get(key);
+    if (!question) {
+      record("asked", host, port, commands, internal ? `resolves to ${internal}` : "");
+      question = asker.ask!({ host, port, commands, ...(internal ? { internal } : {}) }).catch(() => "no" as const);
+      pending.set(key, question);
+      void question.then((answer) => {
+        pending.delete(key);
+        record(`answered ${answer}`, host, port, commands, "");
+      });
+    }
+    const answer = await question;
     if (answer === "no") return refuse("the person did not allow it (declined, or no answer in time)");
     if (answer === "always") allowedForLife.add(answerKey(host, port));
     // network_deny is read again: it wins over a person's yes.
@@ -62,4 +75,3 @@ export function refusalText(host: string, port: number, reason: string): string 
   return `agent-shell refused the connection to ${host}:${port}: ${reason}. To allow it, add "${host}" to network_allow in agent-shell's config (or run with network = "on").\n`;
 }
 
-export type { NetworkCall };
