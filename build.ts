@@ -25,8 +25,8 @@ export function compileHelper(target: (typeof BUN_TARGETS)[keyof typeof BUN_TARG
     console.error(`${HELPER_CC[target]} is missing: run scripts/ensure-system-deps.sh (it installs gcc and the arm64 cross compiler)`);
     process.exit(1);
   }
-  const source = resolve(import.meta.dir, "src/runtime/spawn-helper/agent-shell-helper.c");
-  const built = Bun.spawnSync([cc, "-static", "-O2", "-s", "-Wall", "-Werror", "-o", out, source], { stdout: "inherit", stderr: "inherit" });
+  const sources = ["agent-shell-helper.c", "relay.c"].map((f) => resolve(import.meta.dir, "src/runtime/spawn-helper", f));
+  const built = Bun.spawnSync([cc, "-static", "-O2", "-s", "-Wall", "-Werror", "-o", out, ...sources], { stdout: "inherit", stderr: "inherit" });
   if (built.exitCode !== 0) process.exit(1);
 }
 

@@ -124,8 +124,16 @@ describe("the Landlock level", () => {
     try {
       const cut = await t.call("bash", { command: probe });
       expect(cut.stdout).toContain("PermissionError");
-      const on = await s.call("bash", { command: probe });
-      expect(on.stdout).toBe("connected\n");
+      // network = "on": the default allowlist lets commands connect only to its proxy (SPEC §21).
+      const onConfig = join(work, "network-on.toml");
+      writeFileSync(onConfig, 'network = "on"\n');
+      const withNetwork = await startServer({ cwd: work, args: ["--config", onConfig], env: LANDLOCK });
+      try {
+        const on = await withNetwork.call("bash", { command: probe });
+        expect(on.stdout).toBe("connected\n");
+      } finally {
+        await withNetwork.close();
+      }
     } finally {
       await t.close();
       listener.stop(true);

@@ -331,8 +331,16 @@ describe("network", () => {
       });
       expect(loop.stdout).toBe("loopback ok\n");
       // The same probe with the network on connects: the failure above is the sandbox's.
-      const on = await s.call("bash", { command: probe(external!, listener.port) });
-      expect(on.stdout).toBe("connected\n");
+      // (network = "on": the default allowlist reaches out only through its proxy, SPEC §21.)
+      const onConfig = join(s.cwd, "network-on.toml");
+      writeFileSync(onConfig, 'network = "on"\n');
+      const withNetwork = await startServer({ args: ["--config", onConfig] });
+      try {
+        const on = await withNetwork.call("bash", { command: probe(external!, listener.port) });
+        expect(on.stdout).toBe("connected\n");
+      } finally {
+        await withNetwork.close();
+      }
     } finally {
       await t.close();
       listener.stop(true);

@@ -6,6 +6,8 @@ import { defaultStateDir } from "../background/state/state-dir.ts";
 import { defaultMaxStateBytes } from "../background/output/state-budget.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
 import { takeShellSnapshot } from "../runtime/shell-snapshot.ts";
+import { networkMode } from "../sandbox/setup.ts";
+import { DEFAULT_ALLOW } from "../sandbox/network/rules.ts";
 import { makeWritableHomes } from "../sandbox/roots.ts";
 
 /** `agent-shell config show [--config FILE] [--json]`: every key, its value and its source. */
@@ -27,7 +29,13 @@ export async function configCommand(argv: string[]): Promise<number> {
   if (config.state_dir === undefined) shown.state_dir = defaultStateDir();
   if (config.max_state_bytes === undefined) shown.max_state_bytes = defaultMaxStateBytes(String(shown.state_dir));
   if (config.sandbox === undefined) shown.sandbox = level.level ? "workspace-write" : `unavailable (running unsandboxed: ${level.missing})`;
-  const extraRows: Array<[string, unknown, string]> = [["sandbox_level", level.level ?? "none", "detected"]];
+  // The network mode in force (SPEC §21), and the names allowed without being listed.
+  if (config.network === undefined) shown.network = networkMode(config);
+  const extraRows: Array<[string, unknown, string]> = [
+    ["sandbox_level", level.level ?? "none", "detected"],
+    // (The table gives the count; `--json` and `sandbox check` list them.)
+    ["network_allow_built_in", !config.network_allow_defaults ? [] : values.json ? DEFAULT_ALLOW : `${DEFAULT_ALLOW.length} registries and code hosts (sandbox check lists them)`, "built in"],
+  ];
   // A sandbox_writable entry that is missing is made; one that cannot be is named here, never dropped in silence.
   const unmade = config.sandbox === "off" ? [] : makeWritableHomes(config.sandbox_writable);
   if (unmade.length) extraRows.push(["sandbox_writable_not_in_force", unmade, "checked"]);

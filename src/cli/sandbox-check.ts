@@ -6,7 +6,8 @@ import { allowedRoots } from "../safety/paths.ts";
 import { bwrapVersion, probeBwrap } from "../sandbox/bwrap.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
 import { probeLandlock } from "../sandbox/landlock/index.ts";
-import { sandboxFromConfig } from "../sandbox/setup.ts";
+import { networkMode, sandboxFromConfig } from "../sandbox/setup.ts";
+import { DEFAULT_ALLOW } from "../sandbox/network/rules.ts";
 import { configFlags, parseHostFlags } from "./host-options.ts";
 import { levelGaps } from "../sandbox/gaps.ts";
 import { UsageError } from "./usage.ts";
@@ -68,7 +69,7 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
       return [
         mode,
         level
-          ? { level, writable_roots: p.writableRoots, read_only_under_writable: p.readOnlyUnderWritable, deny_read: p.denyRead, network: p.network ? "on" : p.loopback ? "loopback only" : "off" }
+          ? { level, writable_roots: p.writableRoots, read_only_under_writable: p.readOnlyUnderWritable, deny_read: p.denyRead, network: p.network ? "on" : p.allowlist ? "allowlist" : p.loopback ? "loopback only" : "off" }
           : { level: null, enforced: false, missing: (choice as { missing: string }).missing },
       ];
     }),
@@ -80,6 +81,7 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
     configured_mode: config.sandbox ?? (level ? "workspace-write" : "unavailable"),
     configured_mode_source: sources.sandbox,
     modes: { ...modes, off: { enforced: false } },
+    network: networkReport(config),
     not_held: level ? levelGaps(level) : [],
     sandbox_writable_not_in_force: sandbox.writableProblems,
   };
@@ -107,9 +109,30 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
     out.push(`  unreadable: ${(m.deny_read as string[]).join(", ")}`);
     out.push(`  network:    ${m.network}`);
   }
+  const n = report.network;
+  out.push(`Network: ${n.mode}${n.mode === "allowlist" ? " (only through agent-shell's proxy; a name nobody allowed is asked about, or refused)" : ""}`);
+  if (n.mode === "allowlist") {
+    out.push(`  allowed:    ${n.allow.length ? n.allow.join(", ") : "(none listed)"}`);
+    out.push(`  built in:   ${n.built_in.length ? n.built_in.join(", ") : "(dropped: network_allow_defaults = false)"}`);
+    out.push(`  denied:     ${n.deny.length ? n.deny.join(", ") : "(none)"}`);
+    out.push(`  forwarded:  ${n.forward.length ? n.forward.join(", ") : "(none)"}`);
+    out.push(`  published:  ${n.publish ? "ports commands listen on, on the host's 127.0.0.1" : "no (network_publish = false)"}`);
+  }
   out.push("Mode off: no containment.");
   if (report.not_held.length) out.push(`Not held at the ${level} level:`, ...report.not_held.map((g) => `  - ${g}`));
   if (report.sandbox_writable_not_in_force.length) out.push("Not in force:", ...report.sandbox_writable_not_in_force.map((p) => `  - ${p}`));
   process.stdout.write(out.join("\n") + "\n");
   return 0;
+}
+
+/** The network by name as configured (SPEC §21). */
+function networkReport(config: ReturnType<typeof loadConfig>["config"]) {
+  return {
+    mode: networkMode(config),
+    allow: config.network_allow,
+    built_in: config.network_allow_defaults ? [...DEFAULT_ALLOW] : [],
+    deny: config.network_deny,
+    forward: config.network_forward,
+    publish: config.network_publish,
+  };
 }

@@ -124,7 +124,7 @@ function checkValue(key: string, value: unknown, where: string): void {
   }
 }
 
-/** Environment values are strings: numbers, `:`-separated path lists, argv templates. */
+/** Environment values are strings: numbers, `:`-separated path lists, comma-separated names and ports, argv templates. */
 function fromEnvString(key: keyof Config, raw: string, name: string): unknown {
   const inner = (ConfigSchema.shape[key] as z.ZodType).def as { type: string; innerType?: z.ZodType };
   const type = inner.type === "default" || inner.type === "optional" ? (inner.innerType!.def as { type: string }).type : inner.type;
@@ -145,6 +145,9 @@ function fromEnvString(key: keyof Config, raw: string, name: string): unknown {
       throw new ConfigError(`invalid value for '${key}' from environment variable ${name}: ${(e as Error).message}`);
     }
   }
+  // Names may carry a ':port': comma-separated, as ports are.
+  if (key === "network_allow" || key === "network_deny") return raw.split(",").map((s) => s.trim()).filter(Boolean);
+  if (key === "network_forward") return raw.split(",").map((s) => s.trim()).filter(Boolean).map(Number);
   if (type === "array") return raw.split(":").filter(Boolean);
   return raw;
 }

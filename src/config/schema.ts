@@ -1,5 +1,12 @@
 import { z } from "zod";
 import { RuleSchema } from "../safety/rules.ts";
+import { parseEntry } from "../sandbox/network/rules.ts";
+
+/** A network_allow / network_deny entry: `host`, `*.domain`, an IP address, optionally `:port`. */
+const NameEntrySchema = z.string().superRefine((text, issue) => {
+  const e = parseEntry(text);
+  if ("error" in e) issue.addIssue({ code: "custom", message: e.error });
+});
 
 /**
  * One `[hosts.NAME]` table (SPEC §7, §16) with exactly one way in: an SSH host (`host`,
@@ -72,7 +79,18 @@ export const ConfigSchema = z
     sandbox: z.enum(["workspace-write", "read-only", "off"]).optional(),
     sandbox_writable: z.array(z.string()).default([]),
     sandbox_deny_read: z.array(z.string()).default([]),
-    sandbox_network: z.boolean().default(true),
+    /** Older spelling of `network` (true: "on", false: "off"); `network` wins when both are set. */
+    sandbox_network: z.boolean().optional(),
+    /** What sandboxed commands reach (SPEC §21): allowed names through agent-shell's proxy (default), the shared network, or nothing. */
+    network: z.enum(["allowlist", "on", "off"]).optional(),
+    network_allow: z.array(NameEntrySchema).default([]),
+    /** The built-in registries and code hosts are allowed too. */
+    network_allow_defaults: z.boolean().default(true),
+    network_deny: z.array(NameEntrySchema).default([]),
+    /** Ports a sandboxed command listens on are published on the host's loopback. */
+    network_publish: z.boolean().default(true),
+    /** Host loopback ports reachable inside the sandbox on the same port. */
+    network_forward: z.array(z.number().int().min(1).max(65535)).default([]),
     sandbox_network_loopback: z.boolean().default(true),
     /** Unix sockets outside the sandbox that commands may connect to (SPEC §20); none by default. */
     sandbox_allow_unix_sockets: z.array(z.string()).default([]),
@@ -98,3 +116,4 @@ export const ConfigSchema = z
   .strict();
 
 export type Config = z.infer<typeof ConfigSchema>;
+

@@ -2,6 +2,8 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { type ElicitRequestFormParams, ErrorCode, McpError, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config/schema.ts";
 import type { ConfirmationPolicy } from "../safety/command-guard.ts";
+import type { NetworkAnswer, NetworkQuestion } from "../sandbox/network/calls.ts";
+import { oneLine } from "../safety/one-line.ts";
 import { type ConfirmationQuestion, PERSON_MIN_MS, type PersonAnswer, questionMessage } from "../safety/person-confirmation.ts";
 
 /** The one field a person answers: a yes/no, answerable in one step. */
@@ -27,7 +29,51 @@ export function connectionPolicy(
   if (config.confirm_by === "model") return { kind: "pending" };
   const canAsk = server.getClientCapabilities()?.elicitation?.form !== undefined;
   if (!canAsk) return config.confirm_by === "person" ? { kind: "nobody" } : { kind: "pending" };
-  return { kind: "person", ask: (question) => askPerson(server, question, config.confirm_timeout_seconds * 1000, call), orModel: config.confirm_by === "auto" };
+  const timeoutMs = config.confirm_timeout_seconds * 1000;
+  return {
+    kind: "person",
+    ask: (question) => askPerson(server, question, timeoutMs, call),
+    orModel: config.confirm_by === "auto",
+    askNetwork: (question) => askAboutName(server, question, timeoutMs, call),
+  };
+}
+
+/** The question about a name the network allowlist does not know (SPEC §21): once, for the server's life, or no. */
+const NETWORK_SCHEMA: ElicitRequestFormParams["requestedSchema"] = {
+  type: "object",
+  properties: {
+    answer: {
+      type: "string",
+      title: "Allow it?",
+      enum: ["once", "always", "no"],
+      enumNames: ["Allow this connection", "Allow it until agent-shell exits", "Refuse it"],
+    },
+  },
+  required: ["answer"],
+};
+
+export function networkQuestionMessage(q: NetworkQuestion): string {
+  const commands = q.commands.length ? q.commands.map((c) => oneLine(c, 500)) : ["(no command is running)"];
+  return [
+    `Allow a sandboxed command to connect to ${oneLine(q.host, 100)} port ${q.port}?${q.internal ? ` It resolves to ${q.internal}, an address on this machine or your local network.` : ""}`,
+    "",
+    `Command: ${commands.join(" | ")}`,
+    "",
+    "The name is in none of agent-shell's network_allow or network_deny lists. Refusing (or no answer) refuses the connection.",
+  ].join("\n");
+}
+
+async function askAboutName(server: Server, q: NetworkQuestion, timeoutMs: number, call: { requestId: RequestId; signal: AbortSignal }): Promise<NetworkAnswer> {
+  try {
+    const answer = await server.elicitInput(
+      { mode: "form", message: networkQuestionMessage(q), requestedSchema: NETWORK_SCHEMA },
+      { relatedRequestId: call.requestId, timeout: timeoutMs, maxTotalTimeout: timeoutMs },
+    );
+    const given = answer.action === "accept" ? answer.content?.answer : "no";
+    return given === "once" || given === "always" ? given : "no";
+  } catch {
+    return "no";
+  }
 }
 
 async function askPerson(server: Server, question: ConfirmationQuestion, timeoutMs: number, call: { requestId: RequestId; signal: AbortSignal }): Promise<PersonAnswer> {

@@ -6,6 +6,7 @@ import { closeQuietly, createPipe } from "./pipes.ts";
 import { signalGroup, stillRunning } from "./process-group.ts";
 import { helperFd } from "./spawn-helper/helper-binary.ts";
 import { watchdog } from "./watchdog.ts";
+import { attachNetwork, type SandboxNetwork } from "../sandbox/network/attach.ts";
 
 /**
  * Kept sandboxes (SPEC §18): bwrap builds a policy's namespaces and mounts once, around the
@@ -31,6 +32,8 @@ export interface Kept {
   /** What each fd is (user, mnt, pid, net). */
   kinds: string[];
   retired: boolean;
+  /** An allowlist policy's network (SPEC §21): the relay to the proxy, forwards and published ports. */
+  network?: SandboxNetwork;
 }
 
 /** Per policy, the sandboxes in use, most recently used last (a command's directory under a hidden path needs a view of its own). */
@@ -114,6 +117,17 @@ function build(run: SandboxRun, cwd: string, signature: string): Kept {
         entry.kinds.push(kind);
       }
       const fds = entry.fds;
+      const rules = run.policy.allowlist;
+      if (rules) {
+        // The relay enters only the user and network namespaces: it stays in the host's mounts, where the proxy's sockets are.
+        const namespaces = fds.filter((_, i) => entry.kinds[i] === "user" || entry.kinds[i] === "net");
+        entry.network = attachNetwork({ policy: run.policy, rules, namespaces, holdPid: first, stateRoot: run.stateRoot });
+        const network = entry.network;
+        return network.ready.then(() => {
+          if (entry.retired) release(entry);
+          return fds;
+        });
+      }
       // Retired while it was being built: the calls waiting for it still start in it, then its fds go.
       if (entry.retired) release(entry);
       return fds;
@@ -121,6 +135,7 @@ function build(run: SandboxRun, cwd: string, signature: string): Kept {
   entry.namespaces.catch(() => retire(entry));
   void proc.exited.then(() => {
     watchdog().untrack(proc.pid);
+    entry.network?.close();
     retire(entry);
   });
   return entry;
@@ -151,7 +166,10 @@ function release(k: Kept): void {
 export function closeKeptSandboxes(options: { kill: boolean }): void {
   for (const k of [...kept.values()].flat()) {
     retire(k);
-    if (options.kill) signalGroup(k.proc.pid, "SIGKILL");
+    if (options.kill) {
+      signalGroup(k.proc.pid, "SIGKILL");
+      k.network?.close();
+    }
   }
 }
 

@@ -6,6 +6,7 @@ interface Libc {
   flock(fd: number, op: number): number;
   socketpair(domain: number, type: number, protocol: number, fds: number): number;
   sendmsg(fd: number, message: number, flags: number): number;
+  recvmsg(fd: number, message: number, flags: number): number;
   read(fd: number, buffer: number, length: number): number;
   poll(fds: number, count: number, timeoutMs: number): number;
   inotify_init1(flags: number): number;
@@ -20,6 +21,7 @@ export function libc(): Libc {
     flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
     socketpair: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
     sendmsg: { args: [FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.i64_fast },
+    recvmsg: { args: [FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.i64_fast },
     read: { args: [FFIType.i32, FFIType.ptr, FFIType.u64], returns: FFIType.i64_fast },
     poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
     inotify_init1: { args: [FFIType.i32], returns: FFIType.i32 },

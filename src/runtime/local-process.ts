@@ -9,6 +9,7 @@ import type { ExitStatus, SpawnSpec } from "./types.ts";
 import { TaskCgroup } from "./task-cgroup.ts";
 import { PidsLimit } from "./pids-limit.ts";
 import { watchdog } from "./watchdog.ts";
+import { enterCall } from "../sandbox/network/calls.ts";
 import { signalName } from "./signal-names.ts";
 import { type Kept, keptSandbox, namespacesOf } from "./kept-sandbox.ts";
 import { sendRequest, startHelper, type HelperPlan, type Restrictions, type StdioOptions } from "./spawn-helper/start.ts";
@@ -127,14 +128,21 @@ export function releaseContainment(c: Containment): void {
 /**
  * What a sandboxed command plants in git's control files and control files is undone while
  * anything of it runs (what it left running too, SPEC §25) and when it ends
- * (sandbox/plant-watch.ts), reported in `spec.plantReport`. The state they are compared with is taken now, before the command is sent
+ * (sandbox/plant-watch.ts), reported in `spec.plantReport`; meanwhile the proxy of an
+ * allowlist sandbox may ask its person about a name, and reports refusals to `spec.network`
+ * (SPEC §21). The state they are compared with is taken now, before the command is sent
  * off (a burst of starts keeps this process busy for many milliseconds while commands run).
  * Returns what ends the guard: once the task's last process is gone (Started.atTaskEnd), or
  * at once for a command that never starts.
  */
 export function gitPlantsUndo(spec: SpawnSpec): () => void {
   const run = spec.sandbox!;
-  return guardPlants(run.policy, run.level, spec.plantReport ?? { git: [], controls: [] });
+  const endPlants = guardPlants(run.policy, run.level, spec.plantReport ?? { git: [], controls: [] });
+  const leaveNetwork = run.policy.allowlist && spec.network ? enterCall(run.policy, spec.network) : null;
+  return () => {
+    leaveNetwork?.();
+    endPlants();
+  };
 }
 
 /**

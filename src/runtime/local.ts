@@ -4,6 +4,7 @@ import { closeQuietly, createPipe } from "./pipes.ts";
 import { LocalProcess, spawnChild, type Started } from "./local-process.ts";
 import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
+import { publishAll } from "../sandbox/network/attach.ts";
 import { spawnLocalPty } from "./local-pty.ts";
 import { spawnServed } from "./served-spawn.ts";
 
@@ -17,7 +18,9 @@ export class LocalRuntime implements Runtime {
     return spec.tty ? spawnLocalPty(spec) : spawnLocalPipes(spec);
   }
 
-  portOpen(port: number): Promise<boolean> {
+  async portOpen(port: number): Promise<boolean> {
+    // A port an allowlist sandbox's command listens on is reached through its publication on the host (SPEC §21).
+    await publishAll();
     return localPortOpen(port);
   }
 }

@@ -1,3 +1,4 @@
+import type { NetworkCall } from "../sandbox/network/calls.ts";
 import type { PlantReport } from "../sandbox/plant-watch.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 
@@ -27,6 +28,8 @@ export interface SpawnSpec {
   sandbox?: SandboxRun;
   /** Where what a sandboxed command planted and was undone is reported (SPEC §25, §26), as it is found. */
   plantReport?: PlantReport;
+  /** Whom an allowlist sandbox's proxy asks about a name, and where it reports refusals (SPEC §21). */
+  network?: NetworkCall;
 }
 
 export interface ExitStatus {

@@ -1,3 +1,4 @@
+import type { NetworkAnswer, NetworkQuestion } from "../sandbox/network/calls.ts";
 import { CodedError } from "../errors.ts";
 import { needsParser, parserReady } from "./bash-parser.ts";
 import { classification, decideLine } from "./decide.ts";
@@ -16,7 +17,7 @@ import { type AskPerson, type ConfirmationQuestion, confirmByPerson, refusedWith
 export type ConfirmationPolicy =
   | { kind: "pending" }
   | { kind: "ask"; ask: (question: ConfirmationQuestion) => Promise<boolean> }
-  | { kind: "person"; ask: AskPerson; orModel: boolean }
+  | { kind: "person"; ask: AskPerson; orModel: boolean; askNetwork?: (question: NetworkQuestion) => Promise<NetworkAnswer> }
   | { kind: "nobody" };
 
 export interface CommandRequest {

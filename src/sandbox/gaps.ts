@@ -14,6 +14,7 @@ const LANDLOCK_GAPS = [
   "agent-shell's state dir inside a writable root stays readable and writable (the spawn helper is run only after its bytes are checked)",
   "a secret inside a writable root stays readable; a hidden folder shows its entries' names (not their contents)",
   "with the network off, loopback TCP is cut too",
+  "with the network allowlist (the default), Landlock holds TCP connections only: a command may connect to the proxy's port and the network_forward ports (at any address), and to nothing else, a server another command started included; UDP (DNS included) is not held",
 ];
 
 /** Said at the namespaces level when a root server could not make device nodes of the sandbox's own (devices.ts). */

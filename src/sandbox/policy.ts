@@ -1,3 +1,4 @@
+import type { NetworkRules } from "./network/rules.ts";
 export type SandboxMode = "workspace-write" | "read-only" | "off";
 export type SandboxLevel = "namespaces" | "landlock";
 export interface SandboxPolicy {
@@ -7,7 +8,9 @@ export interface SandboxPolicy {
   workspaceRoots: string[];
   readOnlyUnderWritable: string[]; // control files (control-files.ts) and, for `task`, the subagents' settings (git files: git-guard.ts)
   denyRead: string[]; // secrets + agent-shell's state dir; absolute; may not exist
-  network: boolean; // false → no network except loopback
+  network: boolean; // false → no network except loopback (and, with allowlist, the proxy)
+  /** The network by name (SPEC §21): set, the sandbox's own network namespace reaches out only through the proxy. */
+  allowlist?: NetworkRules | null;
   loopback: boolean;
   /** Unix sockets a command may connect to (config sandbox_allow_unix_sockets); none: no AF_UNIX sockets at all. */
   allowUnixSockets: string[];

@@ -1,3 +1,4 @@
+import type { NetworkRules } from "./network/rules.ts";
 import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
@@ -52,6 +53,7 @@ export interface PolicyInputs {
   /** agent-shell's state dirs: hidden from every command. */
   stateDirs: string[];
   network: boolean;
+  allowlist: NetworkRules | null;
   loopback: boolean;
   allowUnixSockets: string[];
   /** `task` subagents also write their own state dirs. */
@@ -89,7 +91,7 @@ export function buildPolicy(inputs: PolicyInputs): SandboxPolicy {
   const readOnlyUnderWritable = unique([...(inputs.agent ? agentSettings(abs) : []), ...controlFilesUnder(writableRoots, home)]);
   const secrets = [...SECRETS, ...AGENT_CREDENTIALS.filter(() => !inputs.agent)].map(abs).concat(secretsByPattern(abs));
   const denyRead = unique(secrets.concat(inputs.extraDenyRead.map(abs), inputs.stateDirs.map((d) => resolve(d))).map((p) => existing(p) ?? p));
-  return { mode: inputs.mode, writableRoots, workspaceRoots, readOnlyUnderWritable, denyRead, network: inputs.network, loopback: inputs.loopback, allowUnixSockets: inputs.allowUnixSockets.map(abs) };
+  return { mode: inputs.mode, writableRoots, workspaceRoots, readOnlyUnderWritable, denyRead, network: inputs.network, allowlist: inputs.allowlist, loopback: inputs.loopback, allowUnixSockets: inputs.allowUnixSockets.map(abs) };
 }
 
 /**

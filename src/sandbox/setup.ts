@@ -3,6 +3,7 @@ import { sandboxLevel, type LevelChoice } from "./index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
 import { levelGaps } from "./gaps.ts";
 import { buildPolicy, makeWritableHomes, type PolicyInputs, under } from "./roots.ts";
+import { AGENT_API_HOSTS, networkRules, parseEntries, type NetworkRules } from "./network/rules.ts";
 
 /** Distinct policies kept (connections and CLI requests with roots of their own each make one). */
 const MAX_CACHED_RUNS = 64;
@@ -20,6 +21,8 @@ export interface SandboxRun {
    * starts it with the launcher environment (runtime/env.ts), never a command's.
    */
   keptSandboxArgv(first: string[], opts: { cwd: string; infoFd: number }): string[];
+  /** agent-shell's state dir (hidden from commands): where an allowlist sandbox's network sockets live. */
+  stateRoot: string;
 }
 
 /** Thrown when a mode set explicitly cannot be provided here (faces exit 2). */
@@ -33,6 +36,8 @@ export interface SandboxSettings {
   writable: string[];
   denyRead: string[];
   network: boolean;
+  /** Set: the network by name (SPEC §21): a namespace of its own whose only way out is the proxy. */
+  allowlist: NetworkRules | null;
   loopback: boolean;
   allowUnixSockets: string[];
   allowedRoots: string[];
@@ -41,11 +46,22 @@ export interface SandboxSettings {
   stateRoot: string;
 }
 
+/** The network mode a config means: `network`, else the older `sandbox_network` (on/off), else the allowlist (SPEC §21). */
+export function networkMode(config: { network?: "allowlist" | "on" | "off"; sandbox_network?: boolean }): "allowlist" | "on" | "off" {
+  return config.network ?? (config.sandbox_network === undefined ? "allowlist" : config.sandbox_network ? "on" : "off");
+}
+
 /** The config keys a Sandbox is made from (narrow: the sandbox knows no config module). */
 export interface SandboxConfig {
   sandbox_writable: string[];
   sandbox_deny_read: string[];
-  sandbox_network: boolean;
+  network?: "allowlist" | "on" | "off";
+  sandbox_network?: boolean;
+  network_allow: string[];
+  network_allow_defaults: boolean;
+  network_deny: string[];
+  network_forward: number[];
+  network_publish: boolean;
   sandbox_network_loopback: boolean;
   sandbox_allow_unix_sockets: string[];
 }
@@ -55,11 +71,13 @@ export interface SandboxConfig {
  * agent-shell's state dirs (`stateRoot` and the default one) are hidden from commands.
  */
 export function sandboxFromConfig(config: SandboxConfig, opts: { mode?: SandboxMode; allowedRoots: string[]; stateRoot: string; defaultStateRoot: string }): Sandbox {
+  const network = networkMode(config);
   return new Sandbox({
     mode: opts.mode,
     writable: config.sandbox_writable,
     denyRead: config.sandbox_deny_read,
-    network: config.sandbox_network,
+    network: network === "on",
+    allowlist: network === "allowlist" ? networkRules(config) : null,
     loopback: config.sandbox_network_loopback,
     allowUnixSockets: config.sandbox_allow_unix_sockets,
     allowedRoots: opts.allowedRoots,
@@ -97,6 +115,11 @@ export class Sandbox {
    */
   get choice(): LevelChoice {
     return (this.probed ??= sandboxLevel());
+  }
+
+  /** Whether commands reach the network by name only (SPEC §21). */
+  get networkAllowlist(): boolean {
+    return this.settings.allowlist !== null;
   }
 
   /** True when the default mode could not be applied (commands run uncontained). */
@@ -160,6 +183,8 @@ export class Sandbox {
       extraDenyRead: s.denyRead,
       stateDirs: s.stateDirs,
       network: s.network,
+      // A subagent reaches its own model's API too.
+      allowlist: s.allowlist && agent ? { ...s.allowlist, defaults: [...s.allowlist.defaults, ...parseEntries(AGENT_API_HOSTS)] } : s.allowlist,
       loopback: s.loopback,
       allowUnixSockets: s.allowUnixSockets,
       agent,
@@ -174,6 +199,7 @@ export class Sandbox {
     return {
       policy,
       level,
+      stateRoot,
       keptSandboxArgv: (first, opts) => {
         if (choice.level !== "namespaces") throw new Error("a kept sandbox needs the namespaces level");
         return keptSandboxCommand(choice.bwrap.path, policy, first, { cwd: opts.cwd, stateRoot, infoFd: opts.infoFd });

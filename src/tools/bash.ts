@@ -168,7 +168,7 @@ export const bashTool = defineTool({
     const alreadyConfirmed = sandboxed?.alreadyConfirmed === true;
     const confirmation = await confirmCommand({ ...args, binding, cwd, alreadyConfirmed, rules: ctx.rules(), note: ctx.note }, ctx.confirmationPolicy, ctx.confirmations);
     if (confirmation) return confirmation;
-    const contained = sandboxed ? callSandbox(ctx, sandboxed.mode, cwd) : { run: undefined, report: { mode: "remote" } };
+    const contained = sandboxed ? callSandbox(ctx, sandboxed.mode, cwd, { command: args.command }) : { run: undefined, report: { mode: "remote" }, network: undefined };
     const background = args.run_in_background;
     const existing = existingService(ctx, args.name);
     if (existing) return existing;
@@ -194,6 +194,7 @@ export const bashTool = defineTool({
         durable: background,
         sandbox: contained.run,
         plantReport: contained.report.planted,
+        network: contained.network,
       },
     };
     const startFailed = (e: unknown): never => {

@@ -38,6 +38,10 @@ function build() {
       .object({ kind: z.enum(DENIED_KINDS), paths: z.array(z.string()), hint: z.string() })
       .optional()
       .describe("A failure the sandbox caused: what it refused (kind), where, and how to proceed."),
+    network_denied: z
+      .array(z.object({ host: z.string(), port: z.number().int(), reason: z.string() }))
+      .optional()
+      .describe("Connections agent-shell's proxy refused while the command ran; sandbox_denied (kind network) says how to allow one."),
     git_disarmed: z
       .array(z.looseObject({ repository: z.string(), key: z.string(), value: z.string(), restore: z.string() }))
       .optional()

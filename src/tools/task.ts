@@ -77,12 +77,12 @@ export const taskTool = defineTool({
     argv[0] = Bun.which(argv[0]!, { PATH: serverPath, cwd: ctx.cwd }) ?? argv[0]!;
     const sandboxed = await guardSandbox(ctx, { key: args.prompt, field: "prompt", sandbox: args.sandbox, confirmed: args.confirmed, description: args.description, binding: requestBinding("task", args), cwd: ctx.cwd });
     if ("result" in sandboxed) return sandboxed.result;
-    const contained = callSandbox(ctx, sandboxed.mode, ctx.cwd, { agent: true });
+    const contained = callSandbox(ctx, sandboxed.mode, ctx.cwd, { agent: true, command: argv.join(" ") });
     const request = {
       kind: "task" as const,
       prompt: args.prompt,
       description: args.description,
-      spec: { command: argv.join(" "), argv, cwd: ctx.cwd, env, stdin: null, sandbox: contained.run, plantReport: contained.report.planted },
+      spec: { command: argv.join(" "), argv, cwd: ctx.cwd, env, stdin: null, sandbox: contained.run, plantReport: contained.report.planted, network: contained.network },
       runtime: ctx.runtime,
       sandbox: contained.report,
     };

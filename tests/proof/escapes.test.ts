@@ -514,3 +514,49 @@ describe("what the Landlock level cannot hold is said", () => {
     expect(ns.sandbox_notes).toBeUndefined();
   });
 });
+
+describe("the network goes only through the proxy (SPEC §21)", () => {
+  test("raw TCP and UDP to the host's loopback and a routable address, the proxy asked for an IP literal (HTTP and SOCKS5), a name nobody allowed, the proxy's own sockets: nothing arrives", async () => {
+    const { createServer } = await import("node:net");
+    const { createSocket } = await import("node:dgram");
+    const routable = Object.values((await import("node:os")).networkInterfaces()).flat().find((a) => a && a.family === "IPv4" && !a.internal)?.address;
+    let arrived = 0;
+    const listeners: Array<{ close(): void }> = [];
+    const listen = async (host: string) => {
+      const tcp = createServer((c) => (arrived++, c.destroy()));
+      await new Promise<void>((done) => tcp.listen(0, host, done));
+      const udp = createSocket("udp4").on("message", () => arrived++);
+      await new Promise<void>((done) => udp.bind(0, host, done));
+      listeners.push(tcp, udp);
+      return { tcp: (tcp.address() as { port: number }).port, udp: udp.address().port };
+    };
+    try {
+      const lo = await listen("127.0.0.1");
+      const out = routable ? await listen(routable) : null;
+      const udp = (host: string, port: number) => `python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('${host}', ${port}))"`;
+      const attempts = [
+        `(exec 3<>/dev/tcp/127.0.0.1/${lo.tcp}) && echo REACHED`,
+        udp("127.0.0.1", lo.udp),
+        `curl -sS --max-time 3 --noproxy '*' http://localhost:${lo.tcp}/ && echo REACHED`,
+        `curl -sS --max-time 3 --noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:${lo.tcp}/`,
+        `curl -sS --max-time 3 --noproxy '' -x "$HTTP_PROXY" -p http://127.0.0.1:${lo.tcp}/`,
+        `curl -sS --max-time 3 --socks5 127.0.0.1:3128 http://127.0.0.1:${lo.tcp}/`,
+        `curl -sS --max-time 3 --noproxy '' -x "$HTTP_PROXY" http://not-allowed.invalid:${lo.tcp}/`,
+        `ls ${join(s.stateDir, "net")} && echo LISTED`,
+        ...(out ? [`(exec 3<>/dev/tcp/${routable}/${out.tcp}) && echo REACHED`, udp(routable!, out.udp)] : []),
+      ];
+      for (const command of attempts) {
+        const r = await s.call("bash", { command: `timeout 5 bash -c ${JSON.stringify(command)}` });
+        expect(r.stdout).not.toContain("REACHED");
+        expect(r.stdout).not.toContain("LISTED");
+      }
+      const ll = await landlock.call("bash", { command: `timeout 5 bash -c ${JSON.stringify(attempts[0])}` });
+      expect(ll.stdout).not.toContain("REACHED");
+      await Bun.sleep(200); // a datagram in flight would have arrived (none may)
+      expect(arrived).toBe(0);
+      proof("network", attempts.length + 1, "paths=tcp,udp,noproxy,ip-literal-http,ip-literal-connect,ip-literal-socks,unknown-name,proxy-sockets,landlock-tcp");
+    } finally {
+      for (const l of listeners) l.close();
+    }
+  });
+});

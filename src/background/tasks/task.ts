@@ -1,3 +1,4 @@
+import type { NetworkDenied } from "../../sandbox/network/calls.ts";
 import { rmSync } from "node:fs";
 import type { ExitStatus, ProcessHandle } from "../../runtime/types.ts";
 import type { PlantReport } from "../../sandbox/plant-watch.ts";
@@ -62,6 +63,8 @@ export interface TaskSandbox {
   network?: boolean;
   /** What was undone of the command's plants (SPEC §25, §26), filled as it is found. */
   planted?: PlantReport;
+  /** Connections the proxy refused while it ran (SPEC §21), filled as they happen. */
+  networkDenied?: NetworkDenied[];
 }
 
 /**

@@ -20,6 +20,9 @@
  *     --own-pid-ns (where no task cgroup holds a task): the command runs as pid 2 of a pid
  *     namespace of its own, with its own /proc, whose init ends everything when it ends.
  *
+ *   agent-shell-helper relay ...
+ *     The network of an allowlist sandbox: see relay.c.
+ *
  *   agent-shell-helper serve [--ns FD]... [--drop-caps] [--landlock FD] [--seccomp FD]
  *                            --control FD --status FD
  *     The spawner kept per sandbox (runtime/spawner.ts): it enters the namespaces and restricts
@@ -185,7 +188,8 @@ static void drop_capabilities(void) {
 
 /*
  * The Landlock ruleset, as runtime/spawn-helper/requests.ts writes it (NUL-separated): the ABI,
- * the handled filesystem, network and scope bits, then pairs of rights and path.
+ * the handled filesystem, network and scope bits, then pairs of rights and path (or `tcp:PORT`:
+ * a port that may be connected to).
  */
 static void apply_landlock(int fd) {
   size_t len;
@@ -204,6 +208,12 @@ static void apply_landlock(int fd) {
     unsigned long long rights = strtoull(NEXT(), NULL, 10);
     if (p >= end) break;
     const char *path = NEXT();
+    if (strncmp(path, "tcp:", 4) == 0) {
+      /* struct landlock_net_port_attr (ABI 4) and LANDLOCK_RULE_NET_PORT (2), by hand: older headers lack them. */
+      uint64_t port[2] = {rights, strtoull(path + 4, NULL, 10)};
+      if (syscall(SYS_landlock_add_rule, ruleset, 2, port, 0) < 0) die(path);
+      continue;
+    }
     int target = open(path, O_PATH | O_CLOEXEC);
     if (target < 0) continue; /* gone since the rules were made: nothing to allow */
     struct landlock_path_beneath_attr rule;
@@ -687,8 +697,11 @@ static int hold(void) {
   }
 }
 
+int relay(int argc, char **argv); /* relay.c */
+
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "hold") == 0) return hold();
+  if (argc >= 2 && strcmp(argv[1], "relay") == 0) return relay(argc, argv);
   if (argc < 2 || (strcmp(argv[1], "start") != 0 && strcmp(argv[1], "serve") != 0)) {
     say("usage: agent-shell-helper hold | start [options] --request FD | serve [options] --control FD --status FD", NULL, NULL);
     return 2;

@@ -1,3 +1,4 @@
+import { withProxyEnv } from "../../sandbox/network/env.ts";
 import { closeSync } from "node:fs";
 import { launcherEnv, OWNER_MARKER, OWNER_TOKEN } from "../env.ts";
 import { createPipe, pipeOf, writeAndClose } from "../pipes.ts";
@@ -90,7 +91,8 @@ export function sendRequest(request: number, spec: SpawnSpec): void {
  */
 export function encodeRequest(spec: SpawnSpec): string {
   const argv = spec.argv ?? ["bash", "-c", spec.command];
-  const env = Object.entries(spec.env).map(([k, v]) => `${k}=${v}`);
+  // An allowlist sandbox's only way out is the proxy: the variables that make tools use it (SPEC §21).
+  const env = Object.entries(spec.sandbox ? withProxyEnv(spec.env, spec.sandbox) : spec.env).map(([k, v]) => `${k}=${v}`);
   return [spec.cwd, spec.stdin === null && !spec.tty ? "null" : "keep", String(argv.length), ...argv, ...env].map((field) => `${field}\0`).join("");
 }
 

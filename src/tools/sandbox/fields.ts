@@ -23,6 +23,11 @@ export function sandboxFields(task: Task): Record<string, unknown> {
   if (sb.level) fields.sandbox_level = sb.level;
   if (sb.planted?.git.length) fields.git_disarmed = sb.planted.git.map((d) => ({ ...d }));
   if (sb.planted?.controls.length) fields.control_files_restored = [...new Set(sb.planted.controls)];
+  // What the proxy refused is known, not guessed from the output (SPEC §21); a command may exit 0 on an HTTP 403.
+  if (sb.networkDenied?.length) {
+    fields.network_denied = sb.networkDenied.map((d) => ({ ...d }));
+    fields.sandbox_denied = { kind: "network", paths: [], hint: networkHint(sb.networkDenied) };
+  }
   const failed = task.exit !== null && (task.exit.code !== 0 || task.exit.signal !== null);
   if (failed && sb.writableRoots) {
     const denied = deniedOf(task, sb, sb.writableRoots);
@@ -49,9 +54,16 @@ function deniedOf(task: Task, sb: TaskSandbox, writableRoots: string[]): ReturnT
     cwd: task.info.cwd,
     writableRoots,
     hidden: sb.hidden,
-    network: sb.network !== false,
+    // With the allowlist, the proxy says what it refused (network_denied): a network error is not guessed at.
+    network: sb.network !== false || sb.networkDenied !== undefined,
     level: sb.level,
   });
   scans.set(task, { stdout: stdout.total, stderr: task.stderr.total, denied });
   return denied;
+}
+
+/** How to allow what was refused: the names for network_allow (a person's choice, never the model's). */
+function networkHint(denied: { host: string; port: number }[]): string {
+  const names = [...new Set(denied.map((d) => JSON.stringify(d.host)))].join(", ");
+  return `agent-shell's network allowlist refused ${names} (network_denied). If the user wants them, they add them to network_allow in agent-shell's config (or set network = "on"); a client that can ask its person is asked instead. Retrying does not help.`;
 }

@@ -7,17 +7,23 @@ import { DENIED_HINTS, type SandboxDenied } from "../../sandbox/denied.ts";
 import { privilegedWord } from "../../sandbox/inside-words.ts";
 import { SANDBOX_MODES, strictness, type SandboxMode } from "../../sandbox/policy.ts";
 import type { SandboxRun } from "../../sandbox/setup.ts";
+import type { NetworkCall } from "../../sandbox/network/calls.ts";
 import { CodedError, type ToolResult } from "../../errors.ts";
 import type { ToolContext } from "../types.ts";
 
 export const sandboxParameter = () => z.enum(SANDBOX_MODES).optional().describe("Looser modes ask first.");
 
 /** The containment of a call whose mode was settled by guardSandbox, in its validated `cwd`. */
-export function callSandbox(ctx: ToolContext, mode: SandboxMode, cwd: string, opts: { agent?: boolean } = {}): CallSandbox {
-  const call = ctx.sandbox.forCall(mode, { ...opts, cwd, roots: ctx.allowedRoots });
+export function callSandbox(ctx: ToolContext, mode: SandboxMode, cwd: string, opts: { agent?: boolean; command?: string } = {}): CallSandbox {
+  const call = ctx.sandbox.forCall(mode, { agent: opts.agent, cwd, roots: ctx.allowedRoots });
   const report: TaskSandbox = { mode: call.label, ...(call.level ? { level: call.level } : {}) };
   if (call.run) Object.assign(report, { writableRoots: call.run.policy.writableRoots, hidden: call.run.policy.denyRead, network: call.run.policy.network, planted: { git: [], controls: [] } });
-  return { run: call.run, report };
+  if (!call.run?.policy.allowlist) return { run: call.run, report };
+  // The network by name (SPEC §21): the proxy asks this call's person about a name nobody allowed, when its client can.
+  report.networkDenied = [];
+  const policy = ctx.confirmationPolicy;
+  const network: NetworkCall = { command: opts.command ?? "", denied: report.networkDenied, ...(policy.kind === "person" && policy.askNetwork ? { ask: policy.askNetwork } : {}) };
+  return { run: call.run, report, network };
 }
 
 export interface CallSandbox {
@@ -25,6 +31,8 @@ export interface CallSandbox {
   run?: SandboxRun;
   /** For the task and its results. */
   report: TaskSandbox;
+  /** An allowlist sandbox's link to the proxy: whom it asks, where it reports (spec.network). */
+  network?: NetworkCall;
 }
 
 /**
