@@ -112,7 +112,8 @@ describe("faults", () => {
       mounted = true;
       const stateDir = join(mnt, "state");
       mkdirSync(stateDir);
-      s = new RawSession({ stateDir, env: { [MARK]: "disk" } });
+      // The cap on all logs (a tenth of the free space by default) would stop the spool first: set above the disk.
+      s = new RawSession({ stateDir, env: { [MARK]: "disk", AGENT_SHELL_MAX_STATE_BYTES: String(1024 * 1024 * 1024) } });
       await s.initialize();
       // 5 MB into a 2 MB disk: the spool fills it; the task must still finish, all bytes counted.
       const big = await s.call("bash", { command: "yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 5000000; echo done >&2", run_in_background: true });
