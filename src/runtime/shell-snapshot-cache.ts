@@ -2,7 +2,23 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { isSecretName } from "./env.ts";
 import { shellFolder, writeOwnFile } from "./shell-prelude.ts";
-import type { ShellSnapshot } from "./shell-snapshot.ts";
+
+/** What the user's login shell gave (shell-snapshot.ts takes it; kept here for the next server). */
+export interface ShellSnapshot {
+  /** The shell that was run ($SHELL, else the account's). */
+  shell: string;
+  tookMs: number;
+  /** Its exported variables, less the shell's own bookkeeping (secret-named ones are left out where a command's environment is made). */
+  env: Record<string, string>;
+  aliases: string[];
+  functions: string[];
+  /** Shell options on in the user's shell (bash: shopt; zsh: setopt). */
+  options: string[];
+  /** Bash text defining the aliases, functions and options a command gets ("" when none). */
+  definitions: string;
+  /** Why the snapshot is not used (commands then start from the server's environment), or null. */
+  failure: string | null;
+}
 
 /**
  * The last snapshot of the user's shell, kept between servers: a server's first commands

@@ -2,7 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { basename, join } from "node:path";
 import { OWNER_MARKER, OWNER_TOKEN } from "./env.ts";
-import { keepSnapshot, keptSnapshot } from "./shell-snapshot-cache.ts";
+import { keepSnapshot, keptSnapshot, type ShellSnapshot } from "./shell-snapshot-cache.ts";
+
+export type { ShellSnapshot };
 
 /**
  * The user's own shell, captured once (SPEC §23): a harness started from a desktop hands its
@@ -15,21 +17,6 @@ import { keepSnapshot, keptSnapshot } from "./shell-snapshot-cache.ts";
 /** How long the user's shell may take to start. */
 export const SNAPSHOT_LIMIT_MS = 10_000;
 
-export interface ShellSnapshot {
-  /** The shell that was run ($SHELL, else the account's). */
-  shell: string;
-  tookMs: number;
-  /** Its exported variables, less the shell's own bookkeeping (secret-named ones are left out where a command's environment is made). */
-  env: Record<string, string>;
-  aliases: string[];
-  functions: string[];
-  /** Shell options on in the user's shell (bash: shopt; zsh: setopt). */
-  options: string[];
-  /** Bash text defining the aliases, functions and options a command gets ("" when none). */
-  definitions: string;
-  /** Why the snapshot is not used (commands then start from the server's environment), or null. */
-  failure: string | null;
-}
 
 /** Set by a shell for itself, or by agent-shell for each command: never taken from the snapshot. */
 const SHELL_OWN = new Set(["_", "SHLVL", "PWD", "OLDPWD", OWNER_MARKER]);

@@ -1,6 +1,6 @@
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { under } from "./roots.ts";
+import { under } from "./under.ts";
 
 /**
  * Files that decide what runs outside the sandbox later (SPEC §26): agent-shell's own config

@@ -5,6 +5,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { expandHome } from "../config/expand-home.ts";
 import { controlFilesUnder } from "./control-files.ts";
 import type { SandboxPolicy } from "./policy.ts";
+import { under } from "./under.ts";
 
 /** Tool homes a build writes to: writable, and made when missing, so builds keep working (SPEC §11, §25). */
 const TOOL_HOMES = [
@@ -61,10 +62,7 @@ export interface PolicyInputs {
   home?: string;
 }
 
-/** Whether `path` is `root` or inside it (by path segment, not by prefix). */
-export function under(path: string, root: string): boolean {
-  return path === root || path.startsWith(root.endsWith("/") ? root : root + "/");
-}
+export { under };
 
 /** The real path of an existing path, or null. */
 function existing(p: string): string | null {
