@@ -1,7 +1,7 @@
 /**
  * The bubblewrap-per-command floor: the sandbox agent-shell's default policy (workspace-write,
  * namespaces level) keeps, built by bwrap around each command and spawned by Bun directly —
- * what every peer that sandboxes pays per command, and what agent-shell paid before it kept
+ * what every peer that sandboxes pays per command; agent-shell keeps
  * one sandbox per policy (SPEC §18).
  */
 import { defaultStateDir } from "../src/background/state/index.ts";

@@ -509,7 +509,7 @@ const out = [
   "Notes:",
   ...rows.flatMap((r) => r.notes.map((n) => `- ${r.peer.split(" ")[0]}: ${n}`)),
   "- agent-shell returns at most 8,000 bytes of stdout and stderr together in a foreground result (shaped: errors, tail and head kept, every omission a marker naming its byte range) and spools the full output to `stdout_path`; the 1 MB and flood columns count the spooled bytes.",
-  "- agent-shell runs every command in an OS sandbox by default (Containment in the README); `--sandbox off` runs them as the other peers do, with the rest unchanged (task cgroups, spooling, watchdog).",
+  "- agent-shell runs every command in an OS sandbox by default (docs/sandbox.md); `--sandbox off` runs them as the other peers do, with the rest unchanged (task cgroups, spooling, watchdog).",
   "- 100 bg tasks: each task is `sleep X & sleep X; wait` (a grandchild, like a dev server's workers); survivors are processes still alive 3 s after the kills returned (then killed by the bench). The kill column kills all 100 at once; the next one starts 100 more and kills them one call after another, each awaited, as an agent does.",
   "- Every MCP peer is driven by the official SDK client after `tools/list`, so each structured result is checked against its tool's output schema (as stock clients do); the list figure is one such `task_list` (or the peer's list tool) with 100 running, median of 7.",
   "",

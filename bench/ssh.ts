@@ -1,7 +1,7 @@
 /**
  * SSH bench lines: 100 sequential remote `true` over the pooled connection vs `ssh host true`,
  * against throwaway local sshds: one whose remote ~/.bashrc is lean, one whose ~/.bashrc
- * takes 200 ms (pyenv/nvm-style init, issue 14), where `ssh host true` is run fewer times
+ * takes 200 ms (pyenv/nvm-style init), where `ssh host true` is run fewer times
  * and scaled (each one pays the same handshake and rc). Run: `bun run bench/ssh.ts` after
  * building (AGENT_SHELL_BINARY selects the binary, as for the tests).
  * SSH_BENCH_CALLS (default 100) and SSH_BENCH_FRESH (default 20) set the counts.

@@ -1,5 +1,5 @@
 /**
- * The foundation's command line (issue 2, SPEC §1 and §8): `--version`, `--help`,
+ * The basic command line (SPEC §1 and §8): `--version`, `--help`,
  * `call TOOL [JSON|-]` with its exit codes, and a binary that needs no Bun/Node/node_modules.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";

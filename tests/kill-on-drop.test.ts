@@ -205,7 +205,7 @@ describe("a foreground call returns at its command's exit; what it left running 
     await endLeftovers(r, `sleep ${marker}`);
   });
 
-  test("the same through `bash -c '…'` (the issue's exact form)", async () => {
+  test("the same through `bash -c '…'` (the form a model writes)", async () => {
     const marker = uniqueSleep(300);
     const r = await s.call("bash", { command: `bash -c 'sleep ${marker} & echo started'` });
     expect(r.stdout).toBe("started\n");

@@ -1,7 +1,7 @@
 /**
  * The first answer of a burst arrives early: requests that arrive together are handed on in
  * growing batches, one batch per turn of the event loop, so the first reply is written before
- * the later requests are handled (all replies used to leave at the end).
+ * the later requests are handled (rather than every reply leaving at the end).
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";

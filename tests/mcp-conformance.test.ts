@@ -5,7 +5,7 @@
  * helpers/conformance-auth.ts, as a configured client would send it). The other scenarios
  * test resources, prompts, completion, sampling, elicitation or the suite's own reference
  * tools (`test_simple_text`, `test_reconnection` …), which agent-shell does not have: the
- * README lists them.
+ * docs/harnesses.md lists them.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { resolve } from "node:path";

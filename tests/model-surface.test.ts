@@ -45,7 +45,7 @@ describe("what a model reads", () => {
     for (const r of [fg, blocked, bg, out, list, timeout]) expect(nullPaths(r)).toEqual([]);
   });
 
-  test("task_output takes timeout_seconds like bash; the old timeout still works", async () => {
+  test("task_output takes timeout_seconds like bash; `timeout` still works", async () => {
     const bg = await s.call("bash", { command: "sleep 30", run_in_background: true });
     try {
       for (const args of [{ timeout_seconds: 1 }, { timeout: 1 }]) {

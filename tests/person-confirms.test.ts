@@ -118,7 +118,7 @@ describe("with a client that can elicit, the person is asked", () => {
     expect(r.error).toContain("declined");
     expect(person.questions).toHaveLength(1);
     expect(existsSync(file)).toBe(true);
-    // Nor does the old two-step flow open a way around the person.
+    // Nor does the model's two-step flow open a way around the person.
     expect(r.needs_confirmation).toBeUndefined();
   });
 

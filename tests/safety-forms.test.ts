@@ -161,7 +161,7 @@ describe("linear-time classification (SPEC §14)", () => {
     ["kill -0 with many pids then a flag", (n) => "kill -0 " + "1 ".repeat(60_000 * n) + "-x"],
     ["git options", (n) => "git " + "-C a ".repeat(24_000 * n) + "x"],
     ["find arguments", (n) => "find " + ". ".repeat(60_000 * n) + "-exex"],
-    // The inputs that made the old whole-text regexes quadratic (1.1 to 1.7 s each).
+    // Inputs that make whole-text regexes quadratic (1.1 to 1.7 s each).
     ["'git push ' repeated", (n) => "git push ".repeat(14_000 * n)],
     ["'git reset ' repeated", (n) => "git reset ".repeat(12_000 * n)],
     ["git with 40,000 options", (n) => "git " + "-x ".repeat(40_000 * n)],

@@ -150,7 +150,7 @@ const NOT_CAUTION: string[] = [
   "summary",
   "echo killall",
   "sumo",
-  // SPEC §14 exempts harmless forms that used to ask: making a file executable
+  // SPEC §14 exempts harmless forms from asking: making a file executable
   "chmod +x script.sh",
 ];
 

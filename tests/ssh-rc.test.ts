@@ -5,8 +5,8 @@ import { type McpSession, startServer } from "./helpers/mcp.ts";
 import { type Sshd, startSshd } from "./helpers/sshd.ts";
 
 /**
- * A remote host whose ~/.bashrc is slow (pyenv/nvm-style init: 0.2 s) and extends PATH
- * (issue 14). sshd runs the rc files for every exec channel; agent-shell's persistent
+ * A remote host whose ~/.bashrc is slow (pyenv/nvm-style init: 0.2 s) and extends PATH.
+ * sshd runs the rc files for every exec channel; agent-shell's persistent
  * spawners run them once per connection and start every foreground command in the
  * environment they left, so remote commands keep the rc's PATH without paying its cost.
  */

@@ -8,7 +8,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
  * microtasks: every request's synchronous part (argument checks, the spawn) runs before
  * any reply is written, and all replies leave at the end. Paced, the first request is
  * handled and answered alone, then 2, 4, 8… per turn: the first reply leaves after one
- * request's work, and a burst of n takes about log2(n) turns more than before. (One
+ * request's work, and a burst of n takes about log2(n) turns more than unpaced. (One
  * request per turn was measured to cost a third to two thirds more server CPU for a burst
  * of 100 starts, and the last reply came as much later: the work the server does between
  * turns, such as starting spare launchers, then ran once per request.) A message that

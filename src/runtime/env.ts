@@ -7,7 +7,7 @@ const NON_INTERACTIVE: Record<string, string> = {
 
 /**
  * Variables that make test runners and package managers print less for an agent (SPEC §15),
- * each measured (README "Agent-aware children"): `bun test` prints only failures and the
+ * each measured (docs/output.md, "Agent-aware children"): `bun test` prints only failures and the
  * summary with AGENT=1; Vitest (and every tool using std-env's agent detection) switches to
  * its agent reporter with AI_AGENT set; NO_COLOR drops colour codes (Vitest colours even a
  * pipe); npm leaves out its funding and update notices.

@@ -8,7 +8,7 @@ import { cgroupMembers, cgroupsWanted, deadHostFolders, makeHostFolder, markPers
  * level, while the server (outside it) keeps answering. Used where the pids controller is
  * mounted as cgroup v1 (a hybrid hierarchy, as here) and this process may make folders there
  * (root, or a delegated subtree); where the v2 hierarchy has the controller, the task cgroup
- * of task-cgroup.ts carries the limit instead. Elsewhere there is no per-task limit (README).
+ * of task-cgroup.ts carries the limit instead. Elsewhere there is no per-task limit (docs/sandbox.md).
  *
  * Folders are `<own pids cgroup>/agent-shell-<pid>[-persist]/task-N`. A host whose server and
  * watchdog were both SIGKILLed leaves its tasks running there; the next agent-shell start ends

@@ -3,7 +3,7 @@
  * AGENT_SHELL_TEST_URL's origin carries `Authorization: Bearer $AGENT_SHELL_TEST_TOKEN`, as a
  * configured client's would, so the suite's SDK client runs directly against
  * `agent-shell mcp --http`. (Its raw undici requests, used by dns-rebinding-protection only,
- * go through Bun's built-in undici, which this cannot reach: the README says what that means.)
+ * go through Bun's built-in undici, which this cannot reach: docs/harnesses.md says what that means.)
  */
 const target = new URL(process.env.AGENT_SHELL_TEST_URL!).origin;
 const authorization = `Bearer ${process.env.AGENT_SHELL_TEST_TOKEN}`;

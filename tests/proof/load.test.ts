@@ -3,7 +3,7 @@
  * foreground calls. Every task's exit code and every byte of its output is checked against
  * what the command was built to print, every end is announced exactly once, the server's
  * peak memory (VmHWM) is reported and bounded, and nothing is left running.
- * CI runs the issue's figures (1,000 / 200 / 100, ~7 s); PROOF_HEAVY=1 triples them.
+ * CI runs the standard figures (1,000 / 200 / 100, ~7 s); PROOF_HEAVY=1 triples them.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { HEAVY, proofLine, RawSession, vmHWM, waitNoEnvProcess } from "./helpers.ts";

@@ -522,8 +522,8 @@ static char child_stack[256 * 1024] __attribute__((aligned(16)));
 /*
  * Runs fn(arg) (which execs or _exits) in a child born in the task cgroup `cgroup`. On x86-64 the
  * child shares the spawner's memory until its exec, as posix_spawn's does: no page tables to
- * copy and no copy-on-write faults, ~0.17 ms a command less than a fork here (README,
- * "Performance"). So it allocates nothing and writes only its own stack. Elsewhere, and where
+ * copy and no copy-on-write faults, ~0.17 ms a command less than a fork here.
+ * So it allocates nothing and writes only its own stack. Elsewhere, and where
  * clone3 is refused (qemu-user), a fork (fork_into).
  */
 static long spawn_into(int cgroup, void (*fn)(void *), void *arg) {
