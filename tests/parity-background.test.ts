@@ -107,8 +107,10 @@ describe("task_output (parity)", () => {
   });
 
   test("a task ended by a signal on its own is completed with exit_code -1 and the signal's name", async () => {
-    // Not `/bin/kill`: since SPEC §14 a command word reached through its path asks first.
-    const { task_id } = await bg('sh -c "kill -KILL $$"; sleep 5');
+    // `kill` inside `sh -c` is read by the parser and asked about first: the model confirms.
+    const command = 'sh -c "kill -KILL $$"; sleep 5';
+    const asked = await bg(command);
+    const { task_id } = asked.needs_confirmation ? await bg(command, { confirmed: true }) : asked;
     const r = await s.call("task_output", { task_id, wait: true, timeout: 5 });
     expect(r.status).toBe("completed");
     expect(r.exit_code).toBe(-1);

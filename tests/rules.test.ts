@@ -34,6 +34,8 @@ describe("the parser finds every simple command of a line", () => {
     ["x=$(rm w)", ["rm w"]],
     ["echo 'rm -rf /' \"git push\"", ["echo rm -rf / git push"]],
     ["\\rm 'a b'", ["rm a b"]],
+    // A read-write redirection, which the grammar lacks, is read (not asked about as unparsable).
+    ["(exec 3<>/dev/tcp/127.0.0.1/80) && echo ok", ["exec", "echo ok"]],
   ])("%p", (line, expected) => {
     expect(commandsOf(line)).toEqual(expected);
   });

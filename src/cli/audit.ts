@@ -1,6 +1,6 @@
+import { lazyParseArgs } from "./parse-args.ts";
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, watch } from "node:fs";
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { AUDIT_KEPT, type AuditEntry, auditFile } from "../audit/audit-log.ts";
 import { defaultStateDir } from "../background/state/state-dir.ts";
 import { loadConfig } from "../config/load.ts";
@@ -10,7 +10,7 @@ const USAGE = "usage: agent-shell audit [--since DURATION] [--tool NAME] [--deci
 
 /** `agent-shell audit`: the record of calls (SPEC §22) for people, one line a call; `--json` as recorded. */
 export async function auditCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = lazyParseArgs({
     args: argv,
     options: {
       since: { type: "string" },

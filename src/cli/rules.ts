@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { lazyParseArgs } from "./parse-args.ts";
 import { loadConfig } from "../config/load.ts";
 import { parserReady } from "../safety/bash-parser.ts";
 import { decideLine } from "../safety/decide.ts";
@@ -14,7 +14,7 @@ const HELP = `usage:
 
 /** `agent-shell rules check|test|trust` (SPEC §22). */
 export async function rulesCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = lazyParseArgs({
     args: argv,
     options: { json: { type: "boolean" }, config: { type: "string" }, help: { type: "boolean", short: "h" } },
     allowPositionals: true,

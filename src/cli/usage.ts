@@ -37,7 +37,7 @@ Usage:
         What local commands start from: your login shell's variables (names only),
         aliases, functions and options, and how long it took (shell_snapshot).
   agent-shell rules check [--json] -- CMD...   the decision for a command line, per simple command
-  agent-shell rules test [FILE]               run the [[rules.examples]] of the rules (exit 1 on a wrong one)
+  agent-shell rules test [FILE]               run the [[rules.examples]] (exit 1 if one fails)
   agent-shell rules trust [DIR]               read DIR/.agent-shell.toml's rules, as it is now
   agent-shell audit [--since 1h] [--tool NAME] [--decision D] [--json] [--follow]
         The record of every call (<state>/audit.jsonl), one line a call.

@@ -89,7 +89,9 @@ export function parseBash(line: string): ParsedLine {
     return { commands, redirects: [], unknown: [], forkBomb: null };
   }
   if (!parser) throw new Error("the bash parser is not loaded yet (await parserReady())");
-  const tree = parser.parse(line);
+  // The grammar has no read-write redirection (`exec 3<>/dev/tcp/host/port`): it is read as a
+  // write (`> `, the same length, so every offset holds), which judges its target as strictly.
+  const tree = parser.parse(line.includes("<>") ? line.replace(/(\d*)<>/g, "$1> ") : line);
   const out: ParsedLine = { commands: [], redirects: [], unknown: [], forkBomb: null };
   if (!tree) {
     out.unknown.push({ text: line, why: "the line could not be parsed" });
