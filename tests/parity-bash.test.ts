@@ -74,16 +74,15 @@ describe("bash foreground result", () => {
   });
 
   test("a child killed by a signal has exit_code -1 and signal 'SIGTERM'", async () => {
-    // `sh -c "kill …"` (the kill is an argument of sh, not a command word) so no confirmation
-    // is needed; `/bin/kill` asks since SPEC §14 (commands reached through their path).
-    const r = await s.call("bash", { command: 'sh -c "kill -TERM $$"; sleep 5' });
+    // Python signals the shell: `kill` (inside `sh -c` too) is a caution command that asks first.
+    const r = await s.call("bash", { command: "python3 -c 'import os, signal; os.kill(os.getppid(), signal.SIGTERM)'; sleep 5" });
     expect(r.exit_code).toBe(-1);
     expect(r.signal).toBe("SIGTERM");
     expect(r.success).toBe(false);
   });
 
   test("a child killed by SIGKILL reports signal 'SIGKILL'", async () => {
-    const r = await s.call("bash", { command: 'sh -c "kill -KILL $$"; sleep 5' });
+    const r = await s.call("bash", { command: "python3 -c 'import os, signal; os.kill(os.getppid(), signal.SIGKILL)'; sleep 5" });
     expect(r.exit_code).toBe(-1);
     expect(r.signal).toBe("SIGKILL");
   });
