@@ -546,7 +546,7 @@ describe("the network goes only through the proxy (SPEC §21)", () => {
         ...(out ? [`(exec 3<>/dev/tcp/${routable}/${out.tcp}) && echo REACHED`, udp(routable!, out.udp)] : []),
       ];
       for (const command of attempts) {
-        const r = await s.call("bash", { command: `timeout 5 bash -c ${JSON.stringify(command)}` });
+        const r = await insist(s, { command: `timeout 5 bash -c ${JSON.stringify(command)}` });
         expect(r.stdout).not.toContain("REACHED");
         expect(r.stdout).not.toContain("LISTED");
       }
