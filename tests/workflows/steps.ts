@@ -61,7 +61,7 @@ export function steps(outside: string): Step[] {
     { area: "git", name: "a person's pre-commit hook runs", command: `git switch -q main && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m hooked && cat hook-ran`, check: "cat hook-ran" },
     { area: "git", name: "git config --global", command: "git config --global user.name someone", terminalSkip: true },
     { area: "Services", name: "a server left running (python3 -m http.server &)", command: "python3 -m http.server 18731 --bind 127.0.0.1 >/dev/null 2>&1 & for i in $(seq 50); do curl -s -o /dev/null 127.0.0.1:18731 && break; sleep 0.1; done; echo started" },
-    { area: "Services", name: "the server from a later call", command: "curl -s -o /dev/null -w '%{http_code}' 127.0.0.1:18731", check: "curl -s -o /dev/null -w '%{http_code}' 127.0.0.1:18731" },
+    { area: "Services", name: "the server from a later call", command: "curl -s -o /dev/null -w '%{http_code}' 127.0.0.1:18731", check: "for i in $(seq 30); do c=$(curl -s -o /dev/null -w '%{http_code}' 127.0.0.1:18731); [ \"$c\" = 200 ] && break; sleep 0.1; done; echo $c" },
     { area: "Everyday", name: "find ~", command: "find ~ >/dev/null; echo $?" },
     { area: "Everyday", name: "du -s ~", command: "du -s ~ >/dev/null; echo $?" },
     { area: "Everyday", name: "a tool cache that does not exist yet (~/.cache, ~/go)", command: "mkdir -p ~/go/pkg ~/.cache/wf && touch ~/.cache/wf/x ~/go/pkg/y && echo ok", check: "test -e ~/.cache/wf/x && test -e ~/go/pkg/y && echo ok" },
