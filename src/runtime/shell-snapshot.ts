@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { basename, join } from "node:path";
 import { OWNER_MARKER, OWNER_TOKEN } from "./env.ts";
@@ -105,6 +105,7 @@ export async function takeShellSnapshot(source: NodeJS.ProcessEnv = process.env,
   if (!kind) return empty(`the user's shell ${shell} is neither bash nor zsh`);
   let dir: string;
   try {
+    sweepAbandoned(limitMs);
     dir = mkdtempSync(join(tmpdir(), "agent-shell-snapshot-"));
   } catch (e) {
     return empty(`no folder for it: ${(e as Error).message}`);
@@ -146,6 +147,22 @@ export async function takeShellSnapshot(source: NodeJS.ProcessEnv = process.env,
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Folders of snapshots whose server was killed while its shell was starting (nothing else
+ * removes them) go when the next snapshot is taken: this user's, older than the time limit.
+ */
+function sweepAbandoned(limitMs: number): void {
+  const uid = process.getuid?.();
+  try {
+    for (const name of readdirSync(tmpdir())) {
+      if (!name.startsWith("agent-shell-snapshot-")) continue;
+      const path = join(tmpdir(), name);
+      const st = lstatSync(path);
+      if (st.isDirectory() && st.uid === uid && Date.now() - st.mtimeMs > 2 * limitMs) rmSync(path, { recursive: true, force: true });
+    }
+  } catch {}
 }
 
 function accountShell(): string {
