@@ -11,7 +11,8 @@ const NEWLINE = 0x0a;
 export class LineFramer {
   private parts: Uint8Array[] = [];
   private size = 0;
-  private discarding = false;
+  /** Inside a line past the limit: its bytes are being dropped. */
+  discarding = false;
 
   constructor(private readonly maxLineBytes: number) {}
 

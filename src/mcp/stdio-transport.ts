@@ -36,7 +36,14 @@ export class StdioTransport implements Transport {
 
   private async read(): Promise<void> {
     try {
+      let dropped = 0;
       for await (const chunk of Bun.stdin.stream()) {
+        // An oversized line's chunks are garbage as soon as they are read: collected every
+        // 16 MiB, a 200 MB line does not grow the server by its size before the collector runs.
+        if (this.framer.discarding && (dropped += chunk.length) >= 16 * 1024 * 1024) {
+          dropped = 0;
+          Bun.gc(false);
+        }
         for (const frame of this.framer.push(chunk)) {
           const decoded = decodeFrame(frame);
           if (!decoded) continue;
