@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system programs agent-shell and its test suite drive for real (bwrap for the
-# sandbox, sshd, python3, tmux, ps, curl, zsh; gcc and git for the escape tests; qemu-user and the
+# sandbox, sshd, python3, tmux, ps, curl, zsh, openssl, socat; gcc and git for the escape tests; qemu-user and the
 # arm64 C library to run the cross-built linux-arm64 binary of the npm package; podman + runc
 # for the far-side hosts)
 # when they are missing. Debian/Ubuntu with apt; needs root (or passwordless sudo).
@@ -25,6 +25,9 @@ command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu
 command -v git >/dev/null 2>&1 || need+=(git)
 # A zsh user's login shell is captured too (SPEC §23, tests/own-shell.test.ts).
 command -v zsh >/dev/null 2>&1 || need+=(zsh)
+# The network tests serve https with a certificate made by openssl; socat is a unix-socket client.
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
+command -v socat >/dev/null 2>&1 || need+=(socat)
 # The arm64 binary runs under qemu-user in the tests, and the static spawn helper it starts must
 # run too: the kernel hands arm64 programs to qemu through binfmt_misc, as Debian's
 # qemu-user-static sets up on a booted system (root only; an existing registration is kept).
