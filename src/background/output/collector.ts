@@ -1,5 +1,9 @@
 import type { OutputStream } from "./stream.ts";
 
+/** Read chunks are garbage once appended: a collection every so many bytes read (all tasks together) keeps a flood's peak memory near what the buffers hold. */
+const COLLECT_EVERY_BYTES = 64 * 1024 * 1024;
+let readSinceCollect = 0;
+
 /**
  * Drains a child's byte stream into an OutputStream, continuously, so the child never
  * blocks on a full pipe whether or not anyone reads. `abandon()` stops waiting for EOF
@@ -25,6 +29,10 @@ export class Collector {
         const { value, done } = await this.reader.read();
         if (done) break;
         if (value.byteLength > 0) this.sink.append(value);
+        if ((readSinceCollect += value.byteLength) >= COLLECT_EVERY_BYTES) {
+          readSinceCollect = 0;
+          Bun.gc(false);
+        }
       }
     } catch {
       /* a read error ends the stream like EOF */
