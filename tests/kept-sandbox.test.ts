@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
-import { processes, processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+import { processes, processesMatching, uniqueSleep, waitForExec, waitNoProcess } from "./helpers/procs.ts";
 
 let work: string;
 let s: McpSession;
@@ -101,8 +101,7 @@ describe("a kept sandbox per policy", () => {
   test("another policy gets a sandbox of its own, in which it cannot see or signal the first one's commands", async () => {
     const m = uniqueSleep(440);
     const task = await s.call("bash", { command: `sleep ${m}`, run_in_background: true });
-    const deadline = Date.now() + 5000;
-    while (processesMatching(`sleep ${m}`).length === 0 && Date.now() < deadline) await Bun.sleep(10);
+    await waitForExec(`sleep ${m}`);
     // (pgrep -x: by the program's name, so the shell whose command line names it is not found.)
     const own = (await s.call("bash", { command: `${WHERE}; pgrep -x sleep || echo unseen` })).stdout.trim().split("\n");
     const attempt = { command: `${WHERE}; pgrep -x sleep || echo unseen; pkill -KILL -x sleep; echo done`, sandbox: "read-only" };
@@ -195,7 +194,7 @@ describe("a kept sandbox per policy", () => {
       for (const p of left()) process.kill(p.pid, "SIGKILL");
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 20_000); // twelve servers started and killed one after another
 });
 
 describe("the spawner kept per sandbox", () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { statSync } from "node:fs";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
 import { splitTruncated } from "./helpers/truncation.ts";
-import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+import { processesMatching, uniqueSleep, waitForExec, waitNoProcess } from "./helpers/procs.ts";
 
 // Real processes on a shared 2-core machine: bun's 5 s default is too tight under load.
 setDefaultTimeout(30_000);
@@ -273,10 +273,9 @@ describe("bash background start", () => {
     expect(r.status).toBe("running");
     expect(r.description).toBe("bg sleep");
     expect(typeof r.pid).toBe("number");
-    // It is running: it appears in ps (once its exec has happened).
-    const deadline = Date.now() + 5000;
-    while (processesMatching(`sleep ${marker}`).length === 0 && Date.now() < deadline) await Bun.sleep(20);
-    expect(processesMatching(`sleep ${marker}`).length).toBe(1);
+    // It is running: it appears in ps once its exec has happened.
+    await waitForExec(`sleep ${marker}`);
+    expect(processesMatching(`sleep ${marker}`).map((p) => p.cmdline)).toEqual([`sleep ${marker}`]);
     await s.call("kill_shell", { task_id: r.task_id });
     expect(processesMatching(`sleep ${marker}`)).toEqual([]);
   });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, alive, startServer, type McpSession } from "./helpers/mcp.ts";
-import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+import { processesMatching, uniqueSleep, waitForExec, waitNoProcess } from "./helpers/procs.ts";
 import { FS, READ_RIGHTS } from "../src/sandbox/landlock/abi.ts";
 import { landlockRuleset } from "../src/sandbox/landlock/ruleset.ts";
 import { landlockRules } from "../src/sandbox/landlock/rules.ts";
@@ -150,8 +150,7 @@ describe("the Landlock level", () => {
   test("kill_shell of a background task ends its group", async () => {
     const marker = uniqueSleep(410);
     const { task_id } = await s.call("bash", { command: `sleep ${marker}`, run_in_background: true });
-    const deadline = Date.now() + 5000;
-    while (processesMatching(`sleep ${marker}`).length === 0 && Date.now() < deadline) await Bun.sleep(20);
+    await waitForExec(`sleep ${marker}`);
     expect((await s.call("kill_shell", { task_id })).status).toBe("killed");
     expect(await waitNoProcess(`sleep ${marker}`, 1000)).toEqual([]);
   });

@@ -40,6 +40,19 @@ function isSandboxSupervisor(p: Proc): boolean {
   return /^(\S*\/)?bwrap /.test(p.cmdline);
 }
 
+/**
+ * Waits until a process runs exactly `cmdline` (a `sleep <marker>` after its exec); until then ps
+ * shows the `bash -c` that becomes it, and for an instant during the exec, nothing.
+ */
+export async function waitForExec(cmdline: string, ms = 5000): Promise<Proc[]> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = processes().filter((p) => p.cmdline === cmdline);
+    if (found.length > 0 || Date.now() > deadline) return found;
+    await Bun.sleep(10);
+  }
+}
+
 /** Waits until no live process matches `marker`; resolves with what is still there after `ms` (empty = none). */
 export async function waitNoProcess(marker: string, ms = 3000): Promise<Proc[]> {
   const deadline = Date.now() + ms;
