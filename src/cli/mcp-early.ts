@@ -1,4 +1,4 @@
-import { realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Config } from "../config/schema.ts";
 import { defaultStateDir } from "../background/state/state-dir.ts";
@@ -9,7 +9,9 @@ import { sandboxInstructions } from "../sandbox/describe.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
 import { rememberedLevel, rememberLevel } from "../sandbox/level-memory.ts";
 import { sandboxFromConfig } from "../sandbox/setup.ts";
-import { hostOptions, parseHostFlags } from "./host-options.ts";
+import { configFlags, type HostFlags, parseHostFlags } from "./host-flags.ts";
+import { defaultConfigFile, envName } from "../config/config-file.ts";
+import { configDefaults } from "../config/defaults.ts" with { type: "macro" };
 import { HTTP_FLAGS } from "./http-flags.ts";
 import { within } from "../first-of.ts";
 
@@ -28,8 +30,7 @@ const FIRST_MESSAGE_WAIT_MS = 20;
 export async function startStdioEarly(argv: string[], probing: Promise<void>): Promise<StdioTransport | null> {
   const { values } = parseHostFlags("mcp", argv, HTTP_FLAGS);
   if (values.help || values.shared || values.persist || (values as { http?: string }).http !== undefined) return null;
-  const { config, cwd } = hostOptions(values);
-  const settings = config as Config; // (loaded whole: defaults filled in)
+  const settings = onlyDefaults(values) ?? ((await import("./host-options.ts")).hostOptions(values).config as Config); // (loaded whole)
   const stateRoot = resolve(settings.state_dir ?? defaultStateDir());
   const contained = settings.sandbox !== "off";
   const known = contained ? rememberedLevel(stateRoot) : null;
@@ -37,7 +38,7 @@ export async function startStdioEarly(argv: string[], probing: Promise<void>): P
     if (!known) await probing;
     void probing.then(() => rememberLevel(stateRoot, sandboxLevel()));
   }
-  const roots = allowedRoots(realpathSync(resolve(cwd ?? process.cwd())), settings.allowed_paths);
+  const roots = allowedRoots(realpathSync(resolve(values.cwd ?? process.cwd())), settings.allowed_paths);
   const sandbox = sandboxFromConfig(settings, { mode: settings.sandbox, allowedRoots: roots, stateRoot, defaultStateRoot: defaultStateDir(), knownLevel: known ?? undefined });
   const instructions = sandboxInstructions(sandbox);
   const transport = new StdioTransport();
@@ -46,4 +47,18 @@ export async function startStdioEarly(argv: string[], probing: Promise<void>): P
   // ask is answered once all has loaded, as it would have been.
   await within(transport.answerEarly((message) => initializeAnswer(message, instructions)), FIRST_MESSAGE_WAIT_MS);
   return transport;
+}
+
+const DEFAULTS = configDefaults();
+
+/**
+ * The configuration when nothing sets a key but `--state-dir` (most servers a harness
+ * starts): the defaults, with no schema built; else null, and the configuration is loaded.
+ */
+function onlyDefaults(values: HostFlags): Config | null {
+  const flags = configFlags(values);
+  if (values.config !== undefined || Object.keys(flags).some((k) => k !== "state_dir")) return null;
+  if (DEFAULTS.keys.some((k) => process.env[envName(k)])) return null;
+  if (existsSync(defaultConfigFile(process.env))) return null;
+  return { ...DEFAULTS.config, ...flags } as Config;
 }

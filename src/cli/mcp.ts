@@ -1,7 +1,8 @@
 import { ToolHost } from "../host/tool-host.ts";
 import { serveStdio } from "../mcp/server.ts";
 import type { StdioTransport } from "../mcp/stdio-transport.ts";
-import { hostOptions, parseHostFlags } from "./host-options.ts";
+import { parseHostFlags } from "./host-flags.ts";
+import { hostOptions } from "./host-options.ts";
 import { UsageError } from "./usage.ts";
 import { MCP_HELP } from "./host-help.ts";
 // Only the flag table: the HTTP server itself loads when --http is given.
