@@ -446,7 +446,7 @@ export class ToolHost {
       await this.farHosts.close();
       closeSpawners();
       this.base.sessions.close();
-      endShellSnapshots();
+      await endShellSnapshots();
       closeKeptSandboxes({ kill: !this.owner.persistent });
       this.owner.close();
       await this.telemetry?.shutdown();

@@ -29,6 +29,8 @@ const UNSANDBOXED = Symbol("unsandboxed");
 const spawners = new Map<unknown, Promise<Spawner>>();
 /** Idle spawners beyond this many are ended, least recently used first. */
 const MAX_SPAWNERS = 6;
+/** How long a request waits for room in a busy spawner's socket before it starts another way. */
+const ROOM_DEADLINE_MS = 5000;
 
 /** Starts `spec` through its sandbox's spawner, or returns null: start it another way. */
 export async function spawnServed(spec: SpawnSpec): Promise<ServedStart | null> {
@@ -62,7 +64,14 @@ export async function spawnServed(spec: SpawnSpec): Promise<ServedStart | null> 
     const pids = containment.limit ? openSync(containment.limit.tasksFile, constants.O_WRONLY) : null;
     if (pids !== null) opened.push(pids);
     endGitGuard = run ? gitPlantsUndo(spec) : undefined;
-    const starting = spawner.spawn(encodeRequest(spec), { stdout: outW, stderr: errW, cgroup, pids, stdin: stdinR });
+    const request = encodeRequest(spec);
+    const fds = { stdout: outW, stderr: errW, cgroup, pids, stdin: stdinR };
+    let starting = spawner.spawn(request, fds);
+    // Its socket is full (a burst of starts): the request waits for room, up to ROOM_DEADLINE_MS.
+    for (const deadline = performance.now() + ROOM_DEADLINE_MS; !starting && spawner.alive && performance.now() < deadline; ) {
+      await spawner.room();
+      starting = spawner.spawn(request, fds);
+    }
     // The spawner has its own copies now (or never will): ours go, or EOF never comes.
     opened.splice(0).forEach(closeQuietly);
     if (!starting) throw new Error("not sent");

@@ -57,12 +57,13 @@ const ZSH_SCRIPT = [
 const starting = new Map<number, string>();
 
 /** Ends the shells still starting and removes their folders (the server is closing). */
-export function endShellSnapshots(): void {
-  for (const [pid, dir] of starting) {
-    killGroup(pid);
+export async function endShellSnapshots(): Promise<void> {
+  const ending = [...starting].map(async ([pid, dir]) => {
+    await endGroup(pid);
     rmSync(dir, { recursive: true, force: true });
-  }
+  });
   starting.clear();
+  await Promise.all(ending);
 }
 
 let taking: Promise<ShellSnapshot> | null = null;
@@ -130,13 +131,13 @@ export async function takeShellSnapshot(source: NodeJS.ProcessEnv = process.env,
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      killGroup(proc.pid);
+      void endGroup(proc.pid);
     }, limitMs);
     const code = await proc.exited;
     clearTimeout(timer);
     starting.delete(proc.pid);
     // What its rc files left running (an agent, a background job) goes with it.
-    killGroup(proc.pid);
+    void endGroup(proc.pid);
     if (!existsSync(join(dir, "done"))) {
       if (timedOut) return empty(`${shell} did not finish starting within ${limitMs / 1000} s (does a startup file wait for something?)`);
       const said = (await stderr).trim().split("\n").slice(-2).join(" / ").slice(0, 300);
@@ -173,10 +174,32 @@ function accountShell(): string {
   }
 }
 
-function killGroup(pid: number): void {
+/** How long the rc files' processes get to run their traps before they are killed. */
+const END_GRACE_MS = 500;
+
+/**
+ * Ends a login shell's group: TERM and HUP first (an interactive shell ignores TERM), so that
+ * the rc files' EXIT traps run: pyenv's rehash removes its lock there, and a SIGKILL that left
+ * the lock made every later login shell wait 60 s for it. KILL for what is left after a grace.
+ */
+async function endGroup(pid: number): Promise<void> {
+  if (!signalGroup(pid, "SIGTERM")) return;
+  signalGroup(pid, "SIGHUP");
+  for (const deadline = Date.now() + END_GRACE_MS; Date.now() < deadline; ) {
+    await Bun.sleep(20);
+    if (!signalGroup(pid, 0)) return;
+  }
+  signalGroup(pid, "SIGKILL");
+}
+
+/** Whether the group had a process to signal. */
+function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   try {
-    process.kill(-pid, "SIGKILL");
-  } catch {}
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function read(dir: string, name: string): string {

@@ -18,6 +18,8 @@ export interface ServedFds {
 
 /** Larger requests (a huge environment) are started the usual way: one message must fit the socket. */
 const MAX_MESSAGE = 128 * 1024;
+/** The longest wait for room in a spawner's socket before looking again (room()). */
+const ROOM_WAIT_MS = 20;
 const RECORD_BYTES = 12;
 const STARTED = 1;
 const FAILED = 2;
@@ -112,6 +114,9 @@ export class Spawner {
     return !this.ended && this.control >= 0;
   }
 
+  /** Callers waiting for room in its socket (room()). */
+  private roomWaiters: Array<() => void> = [];
+
   /** How many of its commands still run. */
   get running(): number {
     return this.children.size;
@@ -132,6 +137,22 @@ export class Spawner {
     const message = Buffer.from(`${names.join("")}\0${request}`);
     if (message.byteLength > MAX_MESSAGE || !sendWithFds(this.control, message, list)) return null;
     return new Promise((resolve, reject) => this.starts.push({ resolve, reject }));
+  }
+
+  /**
+   * Resolves when the spawner has taken in a request since (it reported a start), or after
+   * ROOM_WAIT_MS: a burst fills its socket faster than it forks, and a request that did not fit
+   * waits for room rather than start the costly way (a helper of its own, ~15 ms).
+   */
+  room(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ROOM_WAIT_MS);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.roomWaiters.push(done);
+    });
   }
 
   /** No more commands: it ends once the ones it runs have (their statuses still come). */
@@ -186,6 +207,7 @@ export class Spawner {
       return;
     }
     const start = this.starts.shift();
+    for (const waiter of this.roomWaiters.splice(0)) waiter();
     if (!start) return;
     if (kind === STARTED) {
       const child = new ServedChild(pid);
