@@ -68,7 +68,7 @@ export async function spawnServed(spec: SpawnSpec): Promise<ServedStart | null> 
     const fds = { stdout: outW, stderr: errW, cgroup, pids, stdin: stdinR };
     let starting = spawner.spawn(request, fds);
     // Its socket is full (a burst of starts): the request waits for room, up to ROOM_DEADLINE_MS.
-    for (const deadline = performance.now() + ROOM_DEADLINE_MS; !starting && spawner.alive && performance.now() < deadline; ) {
+    for (const deadline = performance.now() + ROOM_DEADLINE_MS; !starting && spawner.alive && !Spawner.tooLarge(request) && performance.now() < deadline; ) {
       await spawner.room();
       starting = spawner.spawn(request, fds);
     }

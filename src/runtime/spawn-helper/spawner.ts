@@ -139,6 +139,11 @@ export class Spawner {
     return new Promise((resolve, reject) => this.starts.push({ resolve, reject }));
   }
 
+  /** Whether a request is too large for a message (it must start another way). */
+  static tooLarge(request: string): boolean {
+    return Buffer.byteLength(request) + 8 > MAX_MESSAGE;
+  }
+
   /**
    * Resolves when the spawner has taken in a request since (it reported a start), or after
    * ROOM_WAIT_MS: a burst fills its socket faster than it forks, and a request that did not fit
