@@ -1,27 +1,25 @@
-import { lazyParseArgs } from "./parse-args.ts";
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, watch } from "node:fs";
 import { resolve } from "node:path";
 import { AUDIT_KEPT, type AuditEntry, auditFile } from "../audit/audit-log.ts";
 import { defaultStateDir } from "../background/state/state-dir.ts";
 import { loadConfig } from "../config/load.ts";
 import { UsageError } from "./usage.ts";
+import { parseVerbArgs } from "./verb-args.ts";
 
 const USAGE = "usage: agent-shell audit [--since DURATION] [--tool NAME] [--decision allow|ask|deny] [--json] [--follow] [--config FILE]";
 
 /** `agent-shell audit`: the record of calls (SPEC §22) for people, one line a call; `--json` as recorded. */
 export async function auditCommand(argv: string[]): Promise<number> {
-  const { values } = lazyParseArgs({
-    args: argv,
-    options: {
-      since: { type: "string" },
-      tool: { type: "string" },
-      decision: { type: "string" },
-      json: { type: "boolean" },
-      follow: { type: "boolean", short: "f" },
-      config: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
+  const { values: given } = parseVerbArgs("audit", argv, {
+    since: { type: "string" },
+    tool: { type: "string" },
+    decision: { type: "string" },
+    json: { type: "boolean" },
+    follow: { type: "boolean", short: "f" },
+    config: { type: "string" },
+    help: { type: "boolean", short: "h" },
   });
+  const values = given as { since?: string; tool?: string; decision?: string; json?: boolean; follow?: boolean; config?: string; help?: boolean };
   if (values.help) {
     process.stdout.write(USAGE + "\n");
     return 0;

@@ -1,10 +1,10 @@
-import { lazyParseArgs } from "./parse-args.ts";
 import { loadConfig } from "../config/load.ts";
 import { parserReady } from "../safety/bash-parser.ts";
 import { decideLine } from "../safety/decide.ts";
 import { projectRules, readRulesFile, trustProject } from "../safety/project-rules.ts";
 import { compileRules, type Rule } from "../safety/rules.ts";
 import { UsageError } from "./usage.ts";
+import { parseVerbArgs } from "./verb-args.ts";
 
 const HELP = `usage:
   agent-shell rules check [--json] [--config FILE] -- COMMAND...   the decision for a command line, per simple command
@@ -14,12 +14,9 @@ const HELP = `usage:
 
 /** `agent-shell rules check|test|trust` (SPEC §22). */
 export async function rulesCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = lazyParseArgs({
-    args: argv,
-    options: { json: { type: "boolean" }, config: { type: "string" }, help: { type: "boolean", short: "h" } },
-    allowPositionals: true,
-  });
-  const [verb, ...rest] = positionals;
+  const parsed = parseVerbArgs("rules", argv, { json: { type: "boolean" }, config: { type: "string" }, help: { type: "boolean", short: "h" } });
+  const values = parsed.values as { json?: boolean; config?: string; help?: boolean };
+  const [verb, ...rest] = [...parsed.positionals, ...parsed.command];
   if (values.help || verb === undefined) {
     process.stdout.write(HELP);
     return verb === undefined && !values.help ? 2 : 0;

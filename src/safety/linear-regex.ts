@@ -8,6 +8,10 @@
  * It answers only "does the line match anywhere" (RegExp.test without flags), which is
  * what filters and watches ask, so greedy and lazy quantifiers are the same here.
  * Backreferences and lookarounds are not regular: parseLinear reports them unsupported.
+ *
+ * (Kept over re2js, a port of RE2, measured on the same patterns and lines: re2js matched
+ * long lines against alternations 2–5× faster, but compiled each pattern 2–45× slower, and
+ * is 260 KB more to load; a pattern here is compiled per call, and matched on a result's lines.)
  */
 
 type CharTest = (c: number) => boolean;
