@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { homedir } from "node:os";
-import { expandHome } from "../src/config/expand-home.ts";
+import { expandHome } from "../src/expand-home.ts";
 
 describe("expandHome (allowed_paths, identity_file, known_hosts)", () => {
   test("~ and ~/x use $HOME", () => {

@@ -1,6 +1,6 @@
 /** The pure detection behind `sandbox_denied {kind, paths, hint}` (SPEC §11, §25): table-driven. */
 import { describe, expect, test } from "bun:test";
-import { detectSandboxDenied, type DeniedInput, type DeniedKind } from "../src/sandbox/denied.ts";
+import { detectSandboxDenied, type DeniedInput, type DeniedKind } from "../src/tools/sandbox/denied.ts";
 import { parserReady } from "../src/safety/bash-parser.ts";
 
 // Command words are read by the bash grammar (loaded by the server before a call needs it).

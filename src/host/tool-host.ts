@@ -19,7 +19,7 @@ import { type GroupRead, readAcrossHosts } from "./far/across-hosts.ts";
 import { type Sandbox, sandboxFromConfig } from "../sandbox/setup.ts";
 import { closeSpawners, warmSpawner } from "../runtime/served-spawn.ts";
 import { endShellSnapshots, userShell } from "../runtime/shell-snapshot.ts";
-import { Sessions } from "./sessions.ts";
+import { Sessions } from "../tools/sessions.ts";
 import { closeKeptSandboxes, keepSandboxesForTasks } from "../runtime/kept-sandbox.ts";
 import { configureHelper } from "../runtime/spawn-helper/helper-binary.ts";
 import { TaskCgroup } from "../runtime/task-cgroup.ts";

@@ -6,7 +6,7 @@ import { closeQuietly, createPipe } from "./pipes.ts";
 import { signalGroup, stillRunning } from "./process-group.ts";
 import { helperFd } from "./spawn-helper/helper-binary.ts";
 import { watchdog } from "./watchdog.ts";
-import { attachNetwork, type SandboxNetwork } from "../sandbox/network/attach.ts";
+import { attachNetwork, type SandboxNetwork } from "./containment/network-attach.ts";
 
 /**
  * Kept sandboxes (SPEC §18): bwrap builds a policy's namespaces and mounts once, around the

@@ -4,7 +4,7 @@ import { closeQuietly, createPipe } from "./pipes.ts";
 import { LocalProcess, spawnChild, type Started } from "./local-process.ts";
 import { localPortOpen } from "./port-probe.ts";
 import { watchdog } from "./watchdog.ts";
-import { publishAll } from "../sandbox/network/attach.ts";
+import { publishAll } from "./containment/network-attach.ts";
 import { spawnLocalPty } from "./local-pty.ts";
 import { spawnServed } from "./served-spawn.ts";
 

@@ -5,7 +5,7 @@
  * Matched against every view of a command (past wrappers: `env git push` is `git push`).
  */
 import { z } from "zod";
-import { expandHome } from "../config/expand-home.ts";
+import { expandHome } from "../expand-home.ts";
 import { said, type View, normalizeWord } from "./command-word.ts";
 import { viewText } from "./patterns.ts";
 import { compileUserRegex } from "./regex-guard.ts";

@@ -2,7 +2,7 @@ import type { NetworkRules } from "./network/rules.ts";
 import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { expandHome } from "../config/expand-home.ts";
+import { expandHome } from "../expand-home.ts";
 import { controlFilesUnder } from "./control-files.ts";
 import type { SandboxPolicy } from "./policy.ts";
 import { under } from "./under.ts";

@@ -5,7 +5,7 @@ import { asCodedError, CodedError, invalidArgument } from "../errors.ts";
 import { AGENT_ENV, childEnv, remoteEnv } from "../runtime/env.ts";
 import { type ShellSnapshot, snapshotNote } from "../runtime/shell-snapshot.ts";
 import { preludeFile, SESSION_OUT } from "../runtime/shell-prelude.ts";
-import type { SessionCall } from "../host/sessions.ts";
+import type { SessionCall } from "./sessions.ts";
 import { handOver, keepsRunningNote } from "./answer-by.ts";
 import type { ToolContext } from "./types.ts";
 import { confirmCommand } from "../safety/command-guard.ts";

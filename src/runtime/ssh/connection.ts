@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Client, ClientChannel, ConnectConfig, PseudoTtyOptions } from "ssh2";
-import { expandHome } from "../../config/expand-home.ts";
+import { expandHome } from "../../expand-home.ts";
 import { within } from "../../first-of.ts";
 import { ControlShell } from "./control-shell.ts";
 import { connectError, SshError } from "./errors.ts";

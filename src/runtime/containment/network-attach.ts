@@ -1,14 +1,14 @@
 import type { Socket, TCPSocketListener } from "bun";
 import { closeSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { launcherEnv } from "../../runtime/env.ts";
-import { messageSocketPair, receiveFds } from "../../runtime/fd-passing.ts";
-import { helperFd } from "../../runtime/spawn-helper/helper-binary.ts";
-import { watchdog } from "../../runtime/watchdog.ts";
-import { connectAndJoin, joinHandlers, newSide, type Side } from "./join.ts";
-import { listenProxy } from "./proxy.ts";
-import { listeningPorts, PROXY_PORT } from "./ports.ts";
-import type { NetworkRules } from "./rules.ts";
+import { launcherEnv } from "../env.ts";
+import { messageSocketPair, receiveFds } from "../fd-passing.ts";
+import { helperFd } from "../spawn-helper/helper-binary.ts";
+import { watchdog } from "../watchdog.ts";
+import { connectAndJoin, joinHandlers, newSide, type Side } from "../../sandbox/network/join.ts";
+import { listenProxy } from "../../sandbox/network/proxy.ts";
+import { listeningPorts, PROXY_PORT } from "../../sandbox/network/ports.ts";
+import type { NetworkRules } from "../../sandbox/network/rules.ts";
 
 /** How often a sandbox's listening ports are looked at, to publish new ones on the host. */
 const PUBLISH_EVERY_MS = 250;
