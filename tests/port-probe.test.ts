@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { localPortOpen } from "../src/runtime/port-probe.ts";
+import { localPortOpen } from "../src/runtime/local/port-probe.ts";
 import { portProbeScript } from "../src/runtime/ssh/scripts.ts";
 
 /** A free TCP port on loopback, found by binding port 0. */

@@ -1,6 +1,6 @@
 /**
  * The kept sandbox's signature is looked up once and kept while an inotify watch on the
- * folder entries it depends on sees no change (src/runtime/sandbox-signature.ts, entry-watch.ts).
+ * folder entries it depends on sees no change (src/runtime/containment/sandbox-signature.ts, entry-watch.ts).
  * Each change that makes a path another file must still give a new signature at the very
  * next look; changes that do not must not cost a new look. Everything happens in a temp dir
  * this file makes (the mount is a tmpfs on one of its own folders, unmounted after).
@@ -10,9 +10,9 @@ import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, symlinkSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigSchema } from "../src/config/schema.ts";
-import { EntryWatch } from "../src/runtime/entry-watch.ts";
+import { EntryWatch } from "../src/runtime/containment/entry-watch.ts";
 import { sandboxFromConfig } from "../src/sandbox/setup.ts";
-import { sandboxSignature } from "../src/runtime/sandbox-signature.ts";
+import { sandboxSignature } from "../src/runtime/containment/sandbox-signature.ts";
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "as-signature-")));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

@@ -10,7 +10,7 @@ import { under } from "./roots.ts";
  * view of the host, the writable roots are bound back writable, secrets and agent-shell's
  * state are covered (files by a mode-000 file, folders by an empty one that cannot be
  * entered), and a PID namespace holds the sandbox's commands;
- * it is built once per policy and kept (runtime/kept-sandbox.ts). Commands entering it drop
+ * it is built once per policy and kept (runtime/containment/kept-sandbox.ts). Commands entering it drop
  * every capability (root included: without CAP_DAC_OVERRIDE a mode-000 mount really gives
  * EACCES), so they cannot undo any of it.
  */
@@ -103,7 +103,7 @@ export function hiddenPaths(policy: SandboxPolicy, cwd: string): { path: string;
 }
 
 /**
- * The argv with which bwrap builds `policy`'s kept sandbox (runtime/kept-sandbox.ts) around
+ * The argv with which bwrap builds `policy`'s kept sandbox (runtime/containment/kept-sandbox.ts) around
  * `first`, its pid 1 (the spawn helper's `hold`), reporting that process's host pid on
  * `infoFd`. The runtime starts it in `/` with the launcher environment; commands enter it
  * later, each with its own working directory and environment (runtime/spawn-helper/), so

@@ -159,7 +159,7 @@ function pointer(roots: string[], file: string, base: string, prefix?: RegExp): 
 }
 
 /**
- * A fresh walk of `roots`, with the folder entries it depends on (runtime/entry-watch.ts):
+ * A fresh walk of `roots`, with the folder entries it depends on (runtime/containment/entry-watch.ts):
  * every folder walked (a `.git` or folder made or removed there), and the control files of
  * each repository. `keep` then keeps the walk for as long as the watch on those entries,
  * started before the walk, says nothing changed.

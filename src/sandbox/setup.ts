@@ -11,7 +11,7 @@ const MAX_CACHED_RUNS = 64;
 /** What a result says about containment: the mode applied, or why there was none. */
 export type SandboxLabel = SandboxMode | "remote" | "unavailable";
 
-/** A sandbox to apply to commands: one per policy, kept (runtime/kept-sandbox.ts). */
+/** A sandbox to apply to commands: one per policy, kept (runtime/containment/kept-sandbox.ts). */
 export interface SandboxRun {
   policy: SandboxPolicy;
   level: SandboxLevel;
@@ -162,7 +162,7 @@ export class Sandbox {
     return { label: mode, level: run.level, run };
   }
 
-  /** One run per policy: a run keeps its sandbox (runtime/kept-sandbox.ts) and spawner (runtime/served-spawn.ts) between calls. */
+  /** One run per policy: a run keeps its sandbox (runtime/containment/kept-sandbox.ts) and spawner (runtime/spawn-helper/served-spawn.ts) between calls. */
   private cached(key: string, make: () => SandboxRun): SandboxRun {
     let run = this.cache.get(key);
     if (!run) {

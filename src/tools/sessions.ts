@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { removeBelow, withFileBelow } from "../sandbox/no-follow.ts";
 import { OWNER_MARKER } from "../runtime/env.ts";
-import { SESSION_OUT } from "../runtime/shell-prelude.ts";
+import { SESSION_OUT } from "../runtime/shell-snapshot/shell-prelude.ts";
 
 /**
  * Named lines of work (SPEC §23): within a session, the directory a command ended in and the
  * variables it exported carry over to the session's next command. A command of a session
- * writes that state when it exits (runtime/shell-prelude.ts); the state of a command only
+ * writes that state when it exits (runtime/shell-snapshot/shell-prelude.ts); the state of a command only
  * counts while no later command of the session has started.
  */
 

@@ -9,7 +9,7 @@ import type { ConfirmationPolicy } from "../safety/command-guard.ts";
 import type { PendingConfirmations } from "../safety/confirmations.ts";
 import type { Sandbox } from "../sandbox/setup.ts";
 import type { SandboxMode } from "../sandbox/policy.ts";
-import type { ShellSnapshot } from "../runtime/shell-snapshot.ts";
+import type { ShellSnapshot } from "../runtime/shell-snapshot/shell-snapshot.ts";
 import type { Sessions } from "./sessions.ts";
 
 /** What a tool may use: the shared mechanisms of one ToolHost. */

@@ -1,6 +1,6 @@
 /*
  * agent-shell-helper: starts one command at the price of a spawn, inside a sandbox that was
- * built once (runtime/kept-sandbox.ts) or inside none. Built static by build.ts and embedded
+ * built once (runtime/containment/kept-sandbox.ts) or inside none. Built static by build.ts and embedded
  * in the agent-shell binary; the server writes it to its state dir and runs it.
  *
  *   agent-shell-helper hold

@@ -1,4 +1,4 @@
-import type { ExitStatus, ProcessHandle } from "./types.ts";
+import type { ExitStatus, ProcessHandle } from "../types.ts";
 import { groupAlive, signalGroup } from "./process-group.ts";
 
 const POLL_MS = 250;

@@ -1,4 +1,4 @@
-import type { ProcessHandle, SpawnSpec } from "./types.ts";
+import type { ProcessHandle, SpawnSpec } from "../types.ts";
 import { LocalProcess, spawnChild, type Started } from "./local-process.ts";
 import { watchdog } from "./watchdog.ts";
 

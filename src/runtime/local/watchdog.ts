@@ -1,6 +1,6 @@
 import { closeSync, writeSync } from "node:fs";
-import { OWNER_TOKEN } from "./env.ts";
-import { createPipe } from "./pipes.ts";
+import { OWNER_TOKEN } from "../env.ts";
+import { createPipe } from "../kernel/pipes.ts";
 /**
  * Guarantees no orphans when the host process dies without cleaning up (SIGKILL, crash).
  * One small bash process per host, in its own session, reads `add <id>` / `del <id>` lines

@@ -1,6 +1,6 @@
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { isSecretName } from "./env.ts";
+import { isSecretName } from "../env.ts";
 import { shellFolder, writeOwnFile } from "./shell-prelude.ts";
 
 /** What the user's login shell gave (shell-snapshot.ts takes it; kept here for the next server). */

@@ -1,12 +1,12 @@
 import { closeSync, openSync, read, statSync } from "node:fs";
 import { sandboxSignature } from "./sandbox-signature.ts";
-import type { SandboxRun } from "../sandbox/setup.ts";
-import { launcherEnv } from "./env.ts";
-import { closeQuietly, createPipe } from "./pipes.ts";
-import { signalGroup, stillRunning } from "./process-group.ts";
-import { helperFd } from "./spawn-helper/helper-binary.ts";
-import { watchdog } from "./watchdog.ts";
-import { attachNetwork, type SandboxNetwork } from "./containment/network-attach.ts";
+import type { SandboxRun } from "../../sandbox/setup.ts";
+import { launcherEnv } from "../env.ts";
+import { closeQuietly, createPipe } from "../kernel/pipes.ts";
+import { signalGroup, stillRunning } from "../local/process-group.ts";
+import { helperFd } from "../spawn-helper/helper-binary.ts";
+import { watchdog } from "../local/watchdog.ts";
+import { attachNetwork, type SandboxNetwork } from "./network-attach.ts";
 
 /**
  * Kept sandboxes (SPEC §18): bwrap builds a policy's namespaces and mounts once, around the

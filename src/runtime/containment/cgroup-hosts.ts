@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
-import { processAlive } from "./process-group.ts";
-import { foldersIn } from "../folders.ts";
+import { processAlive } from "../local/process-group.ts";
+import { foldersIn } from "../../folders.ts";
 
 /**
  * What the two kinds of per-task cgroup (task-cgroup.ts: the v2 one that kills, pids-limit.ts:

@@ -2,14 +2,14 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Client, ClientChannel, ConnectConfig, PseudoTtyOptions } from "ssh2";
-import { expandHome } from "../../expand-home.ts";
-import { within } from "../../first-of.ts";
+import { expandHome } from "../../../expand-home.ts";
+import { within } from "../../../first-of.ts";
 import { ControlShell } from "./control-shell.ts";
-import { connectError, SshError } from "./errors.ts";
+import { connectError, SshError } from "../errors.ts";
 import { fingerprint, verifyHostKey } from "./known-hosts.ts";
 import { SessionSlots, type SlotPriority } from "./slots.ts";
 import type { HostLink, OpenChannel } from "./host-link.ts";
-import { SpawnerPool } from "./spawner-pool.ts";
+import { SpawnerPool } from "../spawner/spawner-pool.ts";
 
 export type { OpenChannel } from "./host-link.ts";
 

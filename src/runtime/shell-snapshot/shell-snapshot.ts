@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { basename, join } from "node:path";
-import { OWNER_MARKER, OWNER_TOKEN } from "./env.ts";
+import { OWNER_MARKER, OWNER_TOKEN } from "../env.ts";
 import { keepSnapshot, keptSnapshot, type ShellSnapshot } from "./shell-snapshot-cache.ts";
 
 export type { ShellSnapshot };

@@ -1,8 +1,8 @@
 import { ptr } from "bun:ffi";
 import { constants, openSync, statfsSync } from "node:fs";
-import type { WatchPoint } from "../sandbox/watch-point.ts";
-import { libc } from "./libc.ts";
-import { closeQuietly } from "./pipes.ts";
+import type { WatchPoint } from "../../sandbox/watch-point.ts";
+import { libc } from "../kernel/libc.ts";
+import { closeQuietly } from "../kernel/pipes.ts";
 
 const IN_MOVED_FROM = 0x40;
 const IN_MOVED_TO = 0x80;

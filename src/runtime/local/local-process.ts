@@ -1,20 +1,20 @@
 import { blockedOnInput } from "./input-blocked.ts";
-import { seccompProgram } from "../sandbox/seccomp/filter.ts";
-import { landlockRuleset } from "../sandbox/landlock/ruleset.ts";
-import type { SandboxRun } from "../sandbox/setup.ts";
-import { guardPlants } from "../sandbox/plant-watch.ts";
+import { seccompProgram } from "../../sandbox/seccomp/filter.ts";
+import { landlockRuleset } from "../../sandbox/landlock/ruleset.ts";
+import type { SandboxRun } from "../../sandbox/setup.ts";
+import { guardPlants } from "../../sandbox/plant-watch.ts";
 import { groupAlive, liveMembers, signalGroup } from "./process-group.ts";
 import { sandboxPidOf } from "./process-info.ts";
-import type { ExitStatus, SpawnSpec } from "./types.ts";
-import { TaskCgroup } from "./task-cgroup.ts";
-import { PidsLimit } from "./pids-limit.ts";
+import type { ExitStatus, SpawnSpec } from "../types.ts";
+import { TaskCgroup } from "../containment/task-cgroup.ts";
+import { PidsLimit } from "../containment/pids-limit.ts";
 import { watchdog } from "./watchdog.ts";
-import { enterCall } from "../sandbox/network/calls.ts";
-import { signalName } from "./signal-names.ts";
-import { type Kept, keptSandbox, namespacesOf } from "./kept-sandbox.ts";
-import { sendRequest, startHelper, type HelperPlan, type Restrictions, type StdioOptions } from "./spawn-helper/start.ts";
+import { enterCall } from "../../sandbox/network/calls.ts";
+import { signalName } from "../signal-names.ts";
+import { type Kept, keptSandbox, namespacesOf } from "../containment/kept-sandbox.ts";
+import { sendRequest, startHelper, type HelperPlan, type Restrictions, type StdioOptions } from "../spawn-helper/start.ts";
 
-export type { StdioOptions } from "./spawn-helper/start.ts";
+export type { StdioOptions } from "../spawn-helper/start.ts";
 
 /**
  * What holds a task whole (SPEC §14): its cgroup (v2, `cgroup.kill`), else a pid namespace of

@@ -1,11 +1,11 @@
 import { constants, openSync } from "node:fs";
-import type { SandboxRun } from "../sandbox/setup.ts";
-import type { Kept } from "./kept-sandbox.ts";
-import { gitPlantsUndo, madeInNow, newContainment, releaseContainment, restrictionsFor, type Started } from "./local-process.ts";
-import { closeQuietly, createPipe } from "./pipes.ts";
-import { encodeRequest } from "./spawn-helper/start.ts";
-import { type ServedChild, Spawner } from "./spawn-helper/spawner.ts";
-import type { SpawnSpec } from "./types.ts";
+import type { SandboxRun } from "../../sandbox/setup.ts";
+import type { Kept } from "../containment/kept-sandbox.ts";
+import { gitPlantsUndo, madeInNow, newContainment, releaseContainment, restrictionsFor, type Started } from "../local/local-process.ts";
+import { closeQuietly, createPipe } from "../kernel/pipes.ts";
+import { encodeRequest } from "./start.ts";
+import { type ServedChild, Spawner } from "./spawner.ts";
+import type { SpawnSpec } from "../types.ts";
 
 /**
  * Piped commands start through a spawner kept per sandbox (spawn-helper/spawner.ts): one per

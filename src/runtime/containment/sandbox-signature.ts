@@ -1,13 +1,13 @@
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { hiddenPaths } from "../sandbox/bwrap.ts";
-import { gitProtection, gitWatchPoints } from "../sandbox/git-guard.ts";
-import type { SandboxPolicy } from "../sandbox/policy.ts";
-import type { WatchPoint } from "../sandbox/watch-point.ts";
+import { hiddenPaths } from "../../sandbox/bwrap.ts";
+import { gitProtection, gitWatchPoints } from "../../sandbox/git-guard.ts";
+import type { SandboxPolicy } from "../../sandbox/policy.ts";
+import type { WatchPoint } from "../../sandbox/watch-point.ts";
 import { EntryWatch } from "./entry-watch.ts";
 
 /**
- * What a kept sandbox is built over (runtime/kept-sandbox.ts), checked before every command: the
+ * What a kept sandbox is built over (runtime/containment/kept-sandbox.ts), checked before every command: the
  * hidden paths, the git files it protects and the writable roots, each as the very file it
  * was (device, inode, birth). A secret or `.git/config` replaced outside since (a new file
  * at the same path), or a root removed and made again, is a new file: the old sandbox would
