@@ -114,7 +114,7 @@ describe("private modes whatever the umask", () => {
       const st = lstatSync(join(stateDir, path!), { throwIfNoEntry: false });
       if (!st) return false;
       // By design: the mode-000 file bound over hidden secret files, and the sandbox's own
-      // device nodes (0666, owned by nobody) in their 0700 folder (sandbox/devices.ts), and the
+      // device nodes (0666, owned by nobody) in their 0700 folder (sandbox/namespaces/devices.ts), and the
       // spawn helper, which must be executable (read-only to its owner, in a 0700 folder).
       if (path === "/sandbox-empty" && mode === "0") return false;
       if (/^\/bin\/agent-shell-helper-[0-9a-f]+$/.test(path!) && mode === "500") return false;

@@ -1,8 +1,8 @@
-import { keptSandboxCommand } from "./bwrap.ts";
+import { keptSandboxCommand } from "./namespaces/bwrap.ts";
 import { sandboxLevel, type LevelChoice } from "./index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
 import { levelGaps } from "./gaps.ts";
-import { buildPolicy, makeWritableHomes, type PolicyInputs, under } from "./roots.ts";
+import { buildPolicy, makeWritableHomes, type PolicyInputs, under } from "./paths/roots.ts";
 import { AGENT_API_HOSTS, networkRules, parseEntries, type NetworkRules } from "./network/rules.ts";
 
 /** Distinct policies kept (connections and CLI requests with roots of their own each make one). */

@@ -1,7 +1,7 @@
 import { constants, existsSync, mkdtempSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { removeBelow, withFileBelow } from "../sandbox/no-follow.ts";
+import { removeBelow, withFileBelow } from "../sandbox/paths/no-follow.ts";
 import { OWNER_MARKER } from "../runtime/env.ts";
 import { SESSION_OUT } from "../runtime/shell-snapshot/shell-prelude.ts";
 

@@ -1,6 +1,6 @@
 import { ptr } from "bun:ffi";
 import { constants, openSync, statfsSync } from "node:fs";
-import type { WatchPoint } from "../../sandbox/watch-point.ts";
+import type { WatchPoint } from "../../sandbox/planted/watch-point.ts";
 import { libc } from "../kernel/libc.ts";
 import { closeQuietly } from "../kernel/pipes.ts";
 

@@ -1,9 +1,9 @@
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { hiddenPaths } from "../../sandbox/bwrap.ts";
-import { gitProtection, gitWatchPoints } from "../../sandbox/git-guard.ts";
+import { hiddenPaths } from "../../sandbox/namespaces/bwrap.ts";
+import { gitProtection, gitWatchPoints } from "../../sandbox/planted/git-guard.ts";
 import type { SandboxPolicy } from "../../sandbox/policy.ts";
-import type { WatchPoint } from "../../sandbox/watch-point.ts";
+import type { WatchPoint } from "../../sandbox/planted/watch-point.ts";
 import { EntryWatch } from "./entry-watch.ts";
 
 /**

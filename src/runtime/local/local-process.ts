@@ -2,7 +2,7 @@ import { blockedOnInput } from "./input-blocked.ts";
 import { seccompProgram } from "../../sandbox/seccomp/filter.ts";
 import { landlockRuleset } from "../../sandbox/landlock/ruleset.ts";
 import type { SandboxRun } from "../../sandbox/setup.ts";
-import { guardPlants } from "../../sandbox/plant-watch.ts";
+import { guardPlants } from "../../sandbox/planted/plant-watch.ts";
 import { groupAlive, liveMembers, signalGroup } from "./process-group.ts";
 import { sandboxPidOf } from "./process-info.ts";
 import type { ExitStatus, SpawnSpec } from "../types.ts";
@@ -128,7 +128,7 @@ export function releaseContainment(c: Containment): void {
 /**
  * What a sandboxed command plants in git's control files and control files is undone while
  * anything of it runs (what it left running too, SPEC §25) and when it ends
- * (sandbox/plant-watch.ts), reported in `spec.plantReport`; meanwhile the proxy of an
+ * (sandbox/planted/plant-watch.ts), reported in `spec.plantReport`; meanwhile the proxy of an
  * allowlist sandbox may ask its person about a name, and reports refusals to `spec.network`
  * (SPEC §21). The state they are compared with is taken now, before the command is sent
  * off (a burst of starts keeps this process busy for many milliseconds while commands run).

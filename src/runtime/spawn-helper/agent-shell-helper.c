@@ -68,7 +68,7 @@
 #include <unistd.h>
 
 #define CANNOT_ENTER 125
-/* The bash tool recognises this text (sandbox/bwrap.ts CWD_REPLACED_MESSAGE). */
+/* The bash tool recognises this text (sandbox/namespaces/bwrap.ts CWD_REPLACED_MESSAGE). */
 #define CWD_REPLACED "agent-shell: the working directory was replaced (e.g. by a symlink) while the command was starting; it did not run\n"
 
 static void say(const char *a, const char *b, const char *c) {

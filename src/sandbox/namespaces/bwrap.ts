@@ -1,9 +1,9 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { ownDeviceNodes } from "./devices.ts";
-import { gitProtection } from "./git-guard.ts";
+import { gitProtection } from "../planted/git-guard.ts";
 import { join } from "node:path";
-import type { SandboxPolicy } from "./policy.ts";
-import { under } from "./roots.ts";
+import type { SandboxPolicy } from "../policy.ts";
+import { under } from "../paths/roots.ts";
 
 /**
  * The "namespaces" level: bubblewrap builds a mount namespace in which `/` is a read-only

@@ -2,7 +2,7 @@ import { type FSWatcher, watch } from "node:fs";
 import { join } from "node:path";
 import { type ControlState, controlState, restoreControlFiles } from "./control-guard.ts";
 import { disarmGit, type GitDisarmed, gitDirs, type GitState, gitState } from "./git-guard.ts";
-import type { SandboxLevel, SandboxPolicy } from "./policy.ts";
+import type { SandboxLevel, SandboxPolicy } from "../policy.ts";
 
 /**
  * What a sandboxed command plants where the mounts cannot stop it — in git's control files

@@ -1,8 +1,8 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { controlFileNames, controlFilesUnder } from "./control-files.ts";
-import { readBelow, removeBelow, rootOf, writeBelow } from "./no-follow.ts";
-import type { SandboxLevel, SandboxPolicy } from "./policy.ts";
+import { readBelow, removeBelow, rootOf, writeBelow } from "../paths/no-follow.ts";
+import type { SandboxLevel, SandboxPolicy } from "../policy.ts";
 
 /**
  * The control files (control-files.ts) that mounts cannot keep read-only, put back as they

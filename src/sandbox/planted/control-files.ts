@@ -1,6 +1,6 @@
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { under } from "./under.ts";
+import { under } from "../paths/under.ts";
 
 /**
  * Files that decide what runs outside the sandbox later (SPEC §26): agent-shell's own config

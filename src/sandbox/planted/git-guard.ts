@@ -1,9 +1,9 @@
 import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, lstatSync, readdirSync, readFileSync, realpathSync, writeSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { foldersIn } from "../folders.ts";
+import { foldersIn } from "../../folders.ts";
 import { disarmConfigText, programSettings, restoreLine } from "./git-config.ts";
-import { makeFolderBelow, openBelow, readBelow, removeBelow, rootOf, writeBelow } from "./no-follow.ts";
-import type { SandboxLevel, SandboxPolicy } from "./policy.ts";
+import { makeFolderBelow, openBelow, readBelow, removeBelow, rootOf, writeBelow } from "../paths/no-follow.ts";
+import type { SandboxLevel, SandboxPolicy } from "../policy.ts";
 import type { WatchPoint } from "./watch-point.ts";
 
 /**
