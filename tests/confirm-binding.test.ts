@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { readDaemonToken } from "../src/mcp/daemon-token.ts";
 import { SocketTransport } from "../src/mcp/socket-transport.ts";
-import { CONFIRMATION_TTL_MS, MAX_PENDING, PendingConfirmations, requestBinding } from "../src/safety/confirmations.ts";
+import { CONFIRMATION_TTL_MS, MAX_PENDING, PendingConfirmations, requestBinding } from "../src/safety/confirmation/confirmations.ts";
 import { cliSandbox } from "./helpers/cli.ts";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
 

@@ -4,8 +4,8 @@
  * patterns, and compileUserRegex routes every pattern to a safe engine or refuses it.
  */
 import { describe, expect, test } from "bun:test";
-import { compileLinear } from "../src/safety/linear-regex.ts";
-import { compileUserRegex } from "../src/safety/regex-guard.ts";
+import { compileLinear } from "../src/safety/regex/linear-regex.ts";
+import { compileUserRegex } from "../src/safety/regex/regex-guard.ts";
 
 const PATTERNS = [
   "abc", "a|b", "^a", "a$", "^$", "a*", "a+b", "a?b", "(ab)+", "(?:ab)*c", "(?<n>x)y", "a{2}", "a{2,}", "a{1,3}b",

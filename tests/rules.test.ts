@@ -7,11 +7,11 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isPlainLine, parserReady } from "../src/safety/bash-parser.ts";
-import { readLine } from "../src/safety/command-line.ts";
-import { decideLine } from "../src/safety/decide.ts";
-import { projectRules, PROJECT_RULES_FILE, trustProject } from "../src/safety/project-rules.ts";
-import { compileRules, type RuleConfig, RuleSchema } from "../src/safety/rules.ts";
+import { isPlainLine, parserReady } from "../src/safety/parser/bash-parser.ts";
+import { readLine } from "../src/safety/parser/command-line.ts";
+import { decideLine } from "../src/safety/rules/decide.ts";
+import { projectRules, PROJECT_RULES_FILE, trustProject } from "../src/safety/rules/project-rules.ts";
+import { compileRules, type RuleConfig, RuleSchema } from "../src/safety/rules/rules.ts";
 
 await parserReady();
 

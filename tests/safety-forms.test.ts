@@ -5,8 +5,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { MAX_COMMAND_BYTES, commandLengthProblem } from "../src/safety/command-length.ts";
-import { classifyCommand } from "../src/safety/decide.ts";
-import { parserReady } from "../src/safety/bash-parser.ts";
+import { classifyCommand } from "../src/safety/rules/decide.ts";
+import { parserReady } from "../src/safety/parser/bash-parser.ts";
 
 await parserReady();
 

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { blockedPattern, needsCaution } from "../src/safety/decide.ts";
+import { blockedPattern, needsCaution } from "../src/safety/rules/decide.ts";
 import { startServer, type McpSession } from "./helpers/mcp.ts";
-import { parserReady } from "../src/safety/bash-parser.ts";
+import { parserReady } from "../src/safety/parser/bash-parser.ts";
 
 await parserReady();
 

@@ -1,7 +1,7 @@
 /** The pure detection behind `sandbox_denied {kind, paths, hint}` (SPEC §11, §25): table-driven. */
 import { describe, expect, test } from "bun:test";
 import { detectSandboxDenied, type DeniedInput, type DeniedKind } from "../src/tools/sandbox/denied.ts";
-import { parserReady } from "../src/safety/bash-parser.ts";
+import { parserReady } from "../src/safety/parser/bash-parser.ts";
 
 // Command words are read by the bash grammar (loaded by the server before a call needs it).
 await parserReady();

@@ -27,8 +27,8 @@ import { PidsLimit } from "../runtime/containment/pids-limit.ts";
 import type { SandboxMode } from "../sandbox/policy.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { watchdog, watchdogClosedCleanly } from "../runtime/local/watchdog.ts";
-import type { ConfirmationPolicy } from "../safety/command-guard.ts";
-import { PendingConfirmations } from "../safety/confirmations.ts";
+import type { ConfirmationPolicy } from "../safety/confirmation/command-guard.ts";
+import { PendingConfirmations } from "../safety/confirmation/confirmations.ts";
 import { allowedRoots } from "../safety/paths.ts";
 import { TOOLS } from "../tools/index.ts";
 import { taskEndEvent } from "../tools/present.ts";
@@ -39,10 +39,10 @@ import { fromZodError } from "./invalid-arguments.ts";
 import { capResultSize } from "./result-size.ts";
 import { type AuditEntry, AuditLog, auditEntry, auditFile, type Connection } from "../audit/audit-log.ts";
 import { otelExporter } from "../audit/otel.ts";
-import { parserReady } from "../safety/bash-parser.ts";
-import type { CallNote } from "../safety/call-note.ts";
-import { projectRules } from "../safety/project-rules.ts";
-import { compileRules } from "../safety/rules.ts";
+import { parserReady } from "../safety/parser/bash-parser.ts";
+import type { CallNote } from "../safety/confirmation/call-note.ts";
+import { projectRules } from "../safety/rules/project-rules.ts";
+import { compileRules } from "../safety/rules/rules.ts";
 
 export interface HostOptions {
   /** Working directory of the tools. (default: process.cwd()) */

@@ -8,8 +8,8 @@ import { preludeFile, SESSION_OUT } from "../runtime/shell-snapshot/shell-prelud
 import type { SessionCall } from "./sessions.ts";
 import { handOver, keepsRunningNote } from "./answer-by.ts";
 import type { ToolContext } from "./types.ts";
-import { confirmCommand } from "../safety/command-guard.ts";
-import { requestBinding } from "../safety/confirmations.ts";
+import { confirmCommand } from "../safety/confirmation/command-guard.ts";
+import { requestBinding } from "../safety/confirmation/confirmations.ts";
 import { checkWorkingDirectory } from "../safety/paths.ts";
 import { commandLengthProblem } from "../safety/command-length.ts";
 import { checkInteractive, interactiveParameters } from "./interactive-params.ts";

@@ -7,7 +7,7 @@ import { exitFields, outputView, runOutput } from "./present.ts";
 import { envSchema, osString, outputParameters } from "./schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import { resultShapes } from "./result-shapes.ts";
-import { requestBinding } from "../safety/confirmations.ts";
+import { requestBinding } from "../safety/confirmation/confirmations.ts";
 import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
 import { sandboxFields } from "./sandbox/fields.ts";
 

@@ -1,6 +1,6 @@
-import { needsParser } from "../../safety/bash-parser.ts";
-import { readLine } from "../../safety/command-line.ts";
-import { commandViews, said } from "../../safety/command-word.ts";
+import { needsParser } from "../../safety/parser/bash-parser.ts";
+import { readLine } from "../../safety/parser/command-line.ts";
+import { commandViews, said } from "../../safety/parser/command-word.ts";
 
 /**
  * Commands that cannot work inside the sandbox, known by their command word (wrappers and

@@ -5,8 +5,8 @@
  * -rf /`) and quoted text never match. Output redirections and the fork bomb are judged on
  * what the parser found (bash-parser.ts). Pure functions, table-tested.
  */
-import type { Redirect, SimpleCommand } from "./bash-parser.ts";
-import { commandViews, MAX_WRAPPERS, said, type View } from "./command-word.ts";
+import type { Redirect, SimpleCommand } from "../parser/bash-parser.ts";
+import { commandViews, MAX_WRAPPERS, said, type View } from "../parser/command-word.ts";
 
 export type Rule = {
   /** Tested against a view `word args…` of one command (anchored at its start). */

@@ -1,8 +1,8 @@
-import type { NetworkAnswer, NetworkQuestion } from "../sandbox/network/calls.ts";
-import { CodedError } from "../errors.ts";
-import { needsParser, parserReady } from "./bash-parser.ts";
-import { classification, decideLine } from "./decide.ts";
-import type { Rule } from "./rules.ts";
+import type { NetworkAnswer, NetworkQuestion } from "../../sandbox/network/calls.ts";
+import { CodedError } from "../../errors.ts";
+import { needsParser, parserReady } from "../parser/bash-parser.ts";
+import { classification, decideLine } from "../rules/decide.ts";
+import type { Rule } from "../rules/rules.ts";
 import type { CallNote } from "./call-note.ts";
 import type { PendingConfirmations } from "./confirmations.ts";
 import { type AskPerson, type ConfirmationQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "./person-confirmation.ts";

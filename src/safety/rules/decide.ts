@@ -5,8 +5,8 @@
  * only by an allow rule that names its command word; a command that cannot be known before
  * it runs is asked about. Pure.
  */
-import { readLine } from "./command-line.ts";
-import { commandViews } from "./command-word.ts";
+import { readLine } from "../parser/command-line.ts";
+import { commandViews } from "../parser/command-word.ts";
 import { FORK_BOMB, redirectEntry, tableEntry } from "./patterns.ts";
 import { matchRule, namesWord, type Rule, ruleLabel, stricter, type Verdict, type Where } from "./rules.ts";
 

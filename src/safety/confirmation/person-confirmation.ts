@@ -1,5 +1,5 @@
-import { CodedError } from "../errors.ts";
-import { classifyCommand } from "./decide.ts";
+import { CodedError } from "../../errors.ts";
+import { classifyCommand } from "../rules/decide.ts";
 import { oneLine } from "./one-line.ts";
 
 /**

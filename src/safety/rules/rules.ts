@@ -5,10 +5,10 @@
  * Matched against every view of a command (past wrappers: `env git push` is `git push`).
  */
 import { z } from "zod";
-import { expandHome } from "../expand-home.ts";
-import { said, type View, normalizeWord } from "./command-word.ts";
+import { expandHome } from "../../expand-home.ts";
+import { said, type View, normalizeWord } from "../parser/command-word.ts";
 import { viewText } from "./patterns.ts";
-import { compileUserRegex } from "./regex-guard.ts";
+import { compileUserRegex } from "../regex/regex-guard.ts";
 
 export const DECISIONS = ["allow", "ask", "deny"] as const;
 export type Verdict = (typeof DECISIONS)[number];

@@ -2,7 +2,7 @@
  * Caller-supplied regular expressions (`filter`, `notify_pattern`, `ready_pattern`) run on
  * the server's one event loop, and JavaScript has no regex timeout, so a backtracking
  * pattern such as `(a|a)*b` would stall every request (SPEC §14). The choice here: every
- * pattern with a quantifier runs on the linear-time matcher (safety/linear-regex.ts), which
+ * pattern with a quantifier runs on the linear-time matcher (safety/regex/linear-regex.ts), which
  * cannot backtrack; a time budget was rejected because a single native match cannot be
  * interrupted. Patterns without any quantifier keep the native engine (linear for them,
  * and faster). Backreferences and lookarounds are not regular: such patterns run natively
