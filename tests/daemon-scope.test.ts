@@ -8,8 +8,8 @@ import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { readDaemonToken } from "../src/mcp/daemon-token.ts";
-import { SocketTransport } from "../src/mcp/socket-transport.ts";
+import { readDaemonToken } from "../src/mcp/daemon/daemon-token.ts";
+import { SocketTransport } from "../src/mcp/transports/socket-transport.ts";
 import { cliSandbox, type CliSandbox } from "./helpers/cli.ts";
 
 /** An SDK client on the daemon's socket whose first line is `hello(token)`. */

@@ -7,8 +7,8 @@ import { cliSandbox, daemonPid, readLines } from "./helpers/cli.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connect } from "node:net";
-import { readDaemonToken } from "../src/mcp/daemon-token.ts";
-import { SocketTransport } from "../src/mcp/socket-transport.ts";
+import { readDaemonToken } from "../src/mcp/daemon/daemon-token.ts";
+import { SocketTransport } from "../src/mcp/transports/socket-transport.ts";
 import { BINARY, startServer } from "./helpers/mcp.ts";
 import { processesMatching, uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 

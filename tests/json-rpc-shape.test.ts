@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { JSONRPCMessageSchema, RELATED_TASK_META_KEY } from "@modelcontextprotocol/sdk/types.js";
-import { isJsonRpcMessage } from "../src/mcp/json-rpc-shape.ts";
+import { isJsonRpcMessage } from "../src/mcp/transports/json-rpc-shape.ts";
 
 const request = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bash", arguments: { command: "true" } } };
 const notification = { jsonrpc: "2.0", method: "notifications/initialized" };

@@ -6,7 +6,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { PacedDispatch } from "../src/mcp/paced-dispatch.ts";
+import { PacedDispatch } from "../src/mcp/transports/paced-dispatch.ts";
 import { spawnRaw, toolResult } from "./helpers/raw-mcp.ts";
 import { uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
 

@@ -1,6 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { ToolHost } from "../host/tool-host.ts";
-import { serveDaemon } from "../mcp/daemon-server.ts";
+import { serveDaemon } from "../mcp/daemon/daemon-server.ts";
 import { tryLock } from "../background/state/file-lock.ts";
 import { within } from "../first-of.ts";
 import { processAlive } from "../runtime/local/process-group.ts";

@@ -16,7 +16,7 @@ import type { ConfirmationPolicy } from "../safety/confirmation/command-guard.ts
 import { VERSION } from "../version.ts";
 import { sandboxInstructions } from "../sandbox/describe.ts";
 import { PendingConfirmations } from "../safety/confirmation/confirmations.ts";
-import { StdioTransport } from "./stdio-transport.ts";
+import { StdioTransport } from "./transports/stdio-transport.ts";
 import { callToolResult } from "./call-result.ts";
 import { FlatSchemaValidator } from "./elicitation-validator.ts";
 import { connectionPolicy } from "./person-policy.ts";

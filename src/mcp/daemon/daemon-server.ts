@@ -1,15 +1,15 @@
 import { chmodSync, realpathSync, rmSync, statSync } from "node:fs";
 import type { Socket } from "node:net";
 import { isAbsolute } from "node:path";
-import type { CallScope, ToolHost } from "../host/tool-host.ts";
-import { ConfigSchema } from "../config/schema.ts";
-import { allowedRoots } from "../safety/paths.ts";
-import { SANDBOX_MODES, type SandboxMode, strictness } from "../sandbox/policy.ts";
-import { AwaitOutputRequestSchema } from "../mcp-extensions/await-output.ts";
-import { RestartRequestSchema } from "../mcp-extensions/restart-request.ts";
-import { connectChecked, createMcpServer } from "./server.ts";
+import type { CallScope, ToolHost } from "../../host/tool-host.ts";
+import { ConfigSchema } from "../../config/schema.ts";
+import { allowedRoots } from "../../safety/paths.ts";
+import { SANDBOX_MODES, type SandboxMode, strictness } from "../../sandbox/policy.ts";
+import { AwaitOutputRequestSchema } from "../../mcp-extensions/await-output.ts";
+import { RestartRequestSchema } from "../../mcp-extensions/restart-request.ts";
+import { connectChecked, createMcpServer } from "../server.ts";
 import { issueDaemonToken, tokenPath } from "./daemon-token.ts";
-import { type DaemonHello, SocketTransport } from "./socket-transport.ts";
+import { type DaemonHello, SocketTransport } from "../transports/socket-transport.ts";
 
 export interface DaemonServerOptions {
   /** Unix socket path to listen on (created 0600; any stale file there is replaced). */

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { defaultStateDir } from "../background/state/state-dir.ts";
-import { makePrivateDir, writePrivateFile } from "../background/state/private-files.ts";
+import { defaultStateDir } from "../../background/state/state-dir.ts";
+import { makePrivateDir, writePrivateFile } from "../../background/state/private-files.ts";
 
 /**
  * A secret the daemon asks of every connection before it speaks MCP. The socket is 0600,
