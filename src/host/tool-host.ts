@@ -31,7 +31,7 @@ import type { ConfirmationPolicy } from "../safety/confirmation/command-guard.ts
 import { PendingConfirmations } from "../safety/confirmation/confirmations.ts";
 import { allowedRoots } from "../safety/paths.ts";
 import { TOOLS } from "../tools/index.ts";
-import { taskEndEvent } from "../tools/present.ts";
+import { taskEndEvent } from "../tools/results/present.ts";
 import type { ToolContext, ToolDefinition } from "../tools/types.ts";
 import type { ToolInfo } from "./tool-list.ts";
 import { toolList } from "./tool-list.ts" with { type: "macro" };

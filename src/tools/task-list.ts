@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { settled } from "./find-task.ts";
-import { listEntry } from "./present.ts";
+import { listEntry } from "./results/present.ts";
 import { defineTool } from "./types.ts";
-import { resultShapes } from "./result-shapes.ts";
+import { resultShapes } from "./results/result-shapes.ts";
 
 /** Built at the tool's first call (defineTool). */
 const schema = () =>

@@ -1,11 +1,11 @@
-import { boundaryBefore, type OutputStream, shapeOutput, startOfLastLines, type ShapeRequest } from "../background/output/index.ts";
-import type { Task } from "../background/tasks/index.ts";
-import type { TerminalText } from "../background/terminal/index.ts";
-import { waitingPrompt } from "../background/watch/index.ts";
-import type { ToolResult } from "../errors.ts";
-import type { ExitStatus } from "../runtime/types.ts";
-import { decode } from "../background/output/decode.ts";
-import { sandboxFields } from "./sandbox/fields.ts";
+import { boundaryBefore, type OutputStream, shapeOutput, startOfLastLines, type ShapeRequest } from "../../background/output/index.ts";
+import type { Task } from "../../background/tasks/index.ts";
+import type { TerminalText } from "../../background/terminal/index.ts";
+import { waitingPrompt } from "../../background/watch/index.ts";
+import type { ToolResult } from "../../errors.ts";
+import type { ExitStatus } from "../../runtime/types.ts";
+import { decode } from "../../background/output/decode.ts";
+import { sandboxFields } from "../sandbox/fields.ts";
 
 /**
  * The one result presenter: how a task, its streams and its exit appear in results.

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { invalidArgument } from "../errors.ts";
-import { compileUserRegex } from "../safety/regex/regex-guard.ts";
+import { invalidArgument } from "../../errors.ts";
+import { compileUserRegex } from "../../safety/regex/regex-guard.ts";
 
 /**
  * Strings that become argv, paths or environment entries: the OS cannot carry a NUL byte

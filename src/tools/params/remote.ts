@@ -1,7 +1,7 @@
 import { posix } from "node:path";
-import { CodedError } from "../errors.ts";
-import type { Runtime } from "../runtime/types.ts";
-import type { ToolContext } from "./types.ts";
+import { CodedError } from "../../errors.ts";
+import type { Runtime } from "../../runtime/types.ts";
+import type { ToolContext } from "../types.ts";
 
 /**
  * The `host` parameter: which runtime runs the command and in which remote directory.

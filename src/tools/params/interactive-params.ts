@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { invalidArguments } from "../errors.ts";
+import { invalidArguments } from "../../errors.ts";
 
 /** bash parameters for interactive programs: terminals, stdin, handing a call over to the background. */
 export const interactiveParameters = () => ({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DENIED_KINDS } from "./sandbox/denied.ts";
+import { DENIED_KINDS } from "../sandbox/denied.ts";
 
 /**
  * The pieces of the tools' result schemas (their MCP `outputSchema`, SPEC §12). Objects are
