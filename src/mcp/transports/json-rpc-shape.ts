@@ -4,7 +4,7 @@ import { RELATED_TASK_META_KEY, type JSONRPCMessage } from "@modelcontextprotoco
  * Whether a parsed JSON value is a JSON-RPC 2.0 message as MCP defines it: the SDK's
  * JSONRPCMessageSchema (a request, a notification, a result or an error), checked by hand.
  * Its zod union took 0.06–0.08 ms more of every call (traced) on a server whose caches the
- * command before had just evicted. tests/json-rpc-shape.test.ts holds both to the same answers.
+ * command before had just evicted. tests/mcp/json-rpc-shape.test.ts holds both to the same answers.
  */
 export function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
   if (!isPlainObject(value) || value.jsonrpc !== "2.0") return false;
