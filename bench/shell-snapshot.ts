@@ -12,7 +12,7 @@ import { defaultStateDir } from "../src/background/state/index.ts";
 import { ConfigSchema } from "../src/config/schema.ts";
 import { childEnv } from "../src/runtime/env.ts";
 import { releaseContainment } from "../src/runtime/local/local-process.ts";
-import { spawnServed } from "../src/runtime/spawn-helper/served-spawn.ts";
+import { spawnServed } from "../src/runtime/local/served-spawn.ts";
 import { preludeFile } from "../src/runtime/shell-snapshot/shell-prelude.ts";
 import { takeShellSnapshot } from "../src/runtime/shell-snapshot/shell-snapshot.ts";
 import { configureHelper } from "../src/runtime/spawn-helper/helper-binary.ts";

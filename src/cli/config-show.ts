@@ -8,7 +8,7 @@ import { sandboxLevel } from "../sandbox/index.ts";
 import { takeShellSnapshot } from "../runtime/shell-snapshot/shell-snapshot.ts";
 import { networkMode } from "../sandbox/setup.ts";
 import { DEFAULT_ALLOW } from "../sandbox/network/rules.ts";
-import { makeWritableHomes } from "../sandbox/paths/roots.ts";
+import { makeWritableHomes } from "../sandbox/roots.ts";
 
 /** `agent-shell config show [--config FILE] [--json]`: every key, its value and its source. */
 export async function configCommand(argv: string[]): Promise<number> {

@@ -2,7 +2,7 @@ import { keptSandboxCommand } from "./namespaces/bwrap.ts";
 import { sandboxLevel, type LevelChoice } from "./index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
 import { levelGaps } from "./gaps.ts";
-import { buildPolicy, makeWritableHomes, type PolicyInputs, under } from "./paths/roots.ts";
+import { buildPolicy, makeWritableHomes, type PolicyInputs, under } from "./roots.ts";
 import { AGENT_API_HOSTS, networkRules, parseEntries, type NetworkRules } from "./network/rules.ts";
 
 /** Distinct policies kept (connections and CLI requests with roots of their own each make one). */
@@ -162,7 +162,7 @@ export class Sandbox {
     return { label: mode, level: run.level, run };
   }
 
-  /** One run per policy: a run keeps its sandbox (runtime/containment/kept-sandbox.ts) and spawner (runtime/spawn-helper/served-spawn.ts) between calls. */
+  /** One run per policy: a run keeps its sandbox (runtime/containment/kept-sandbox.ts) and spawner (runtime/local/served-spawn.ts) between calls. */
   private cached(key: string, make: () => SandboxRun): SandboxRun {
     let run = this.cache.get(key);
     if (!run) {

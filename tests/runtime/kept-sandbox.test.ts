@@ -1,6 +1,6 @@
 /**
  * SPEC §18: a sandbox kept per policy, and commands started in it at the price of a spawn
- * (runtime/containment/kept-sandbox.ts, runtime/spawn-helper/served-spawn.ts, runtime/spawn-helper/). A kept sandbox
+ * (runtime/containment/kept-sandbox.ts, runtime/local/served-spawn.ts, runtime/spawn-helper/). A kept sandbox
  * is reused by every command of its policy, made anew when the roots change, invisible to
  * another policy's commands, and gone with the server; the spawner kept in it is invisible to
  * the commands it starts. Driven through the compiled binary over MCP.

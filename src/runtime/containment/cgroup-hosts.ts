@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
-import { processAlive } from "../local/process-group.ts";
+import { processAlive } from "../process-groups/process-group.ts";
 import { foldersIn } from "../../folders.ts";
 
 /**

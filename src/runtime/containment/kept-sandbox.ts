@@ -3,9 +3,9 @@ import { sandboxSignature } from "./sandbox-signature.ts";
 import type { SandboxRun } from "../../sandbox/setup.ts";
 import { launcherEnv } from "../env.ts";
 import { closeQuietly, createPipe } from "../kernel/pipes.ts";
-import { signalGroup, stillRunning } from "../local/process-group.ts";
+import { signalGroup, stillRunning } from "../process-groups/process-group.ts";
 import { helperFd } from "../spawn-helper/helper-binary.ts";
-import { watchdog } from "../local/watchdog.ts";
+import { watchdog } from "../process-groups/watchdog.ts";
 import { attachNetwork, type SandboxNetwork } from "./network-attach.ts";
 
 /**

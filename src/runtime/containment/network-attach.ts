@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { launcherEnv } from "../env.ts";
 import { messageSocketPair, receiveFds } from "../kernel/fd-passing.ts";
 import { helperFd } from "../spawn-helper/helper-binary.ts";
-import { watchdog } from "../local/watchdog.ts";
+import { watchdog } from "../process-groups/watchdog.ts";
 import { connectAndJoin, joinHandlers, newSide, type Side } from "../../sandbox/network/join.ts";
 import { listenProxy } from "../../sandbox/network/proxy.ts";
 import { listeningPorts, PROXY_PORT } from "../../sandbox/network/ports.ts";

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { dirname, join } from "node:path";
 import { cgroupMembers, cgroupsWanted, deadHostFolders, makeHostFolder, markPersistent, ownCgroupDir, removeCgroup, SpareCgroups, taskFolders } from "./cgroup-hosts.ts";
-import { processGroupOf } from "../local/process-group.ts";
-import { watchdog } from "../local/watchdog.ts";
+import { processGroupOf } from "../process-groups/process-group.ts";
+import { watchdog } from "../process-groups/watchdog.ts";
 
 /**
  * A cgroup v2 per task (SPEC §14, exact containment): whatever a task starts stays in its

@@ -1,5 +1,5 @@
 import type { ExitStatus, ProcessHandle } from "../types.ts";
-import { groupAlive, signalGroup } from "./process-group.ts";
+import { groupAlive, signalGroup } from "../process-groups/process-group.ts";
 
 const POLL_MS = 250;
 

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { liveMembers } from "./process-group.ts";
+import { liveMembers } from "../process-groups/process-group.ts";
 
 /**
  * Whether a process group/session is blocked reading its stdin, from /proc/<pid>/syscall:

@@ -1,6 +1,6 @@
 import type { ProcessHandle, SpawnSpec } from "../types.ts";
 import { LocalProcess, spawnChild, type Started } from "./local-process.ts";
-import { watchdog } from "./watchdog.ts";
+import { watchdog } from "../process-groups/watchdog.ts";
 
 const EOF = "\x04";
 

@@ -3,10 +3,10 @@ import type { ProcessHandle, Runtime, SpawnSpec } from "../types.ts";
 import { closeQuietly, createPipe } from "../kernel/pipes.ts";
 import { LocalProcess, spawnChild, type Started } from "./local-process.ts";
 import { localPortOpen } from "./port-probe.ts";
-import { watchdog } from "./watchdog.ts";
+import { watchdog } from "../process-groups/watchdog.ts";
 import { publishAll } from "../containment/network-attach.ts";
 import { spawnLocalPty } from "./local-pty.ts";
-import { spawnServed } from "../spawn-helper/served-spawn.ts";
+import { spawnServed } from "./served-spawn.ts";
 
 /**
  * Local processes on real pipes. Every child leads its own session and process group

@@ -1,4 +1,4 @@
-import type { HostLink } from "./connection/host-link.ts";
+import type { HostLink } from "./host-link.ts";
 import { aliveScript, signalScript } from "./scripts.ts";
 
 /** Signals a remote process group (and its session) through the connection's control shell. */

@@ -3,7 +3,7 @@ import { ownDeviceNodes } from "./devices.ts";
 import { gitProtection } from "../planted/git-guard.ts";
 import { join } from "node:path";
 import type { SandboxPolicy } from "../policy.ts";
-import { under } from "../paths/roots.ts";
+import { under } from "../roots.ts";
 
 /**
  * The "namespaces" level: bubblewrap builds a mount namespace in which `/` is a read-only

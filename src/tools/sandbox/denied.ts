@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { daemonVerb, privilegedWord } from "./inside-words.ts";
-import { under } from "../../sandbox/paths/roots.ts";
+import { under } from "../../sandbox/roots.ts";
 
 /** What the sandbox refused (SPEC §25): each kind has its own way forward. */
 export const DENIED_KINDS = ["write", "hidden", "socket", "privilege", "daemon", "network", "pid"] as const;

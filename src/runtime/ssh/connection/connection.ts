@@ -8,10 +8,10 @@ import { ControlShell } from "./control-shell.ts";
 import { connectError, SshError } from "../errors.ts";
 import { fingerprint, verifyHostKey } from "./known-hosts.ts";
 import { SessionSlots, type SlotPriority } from "./slots.ts";
-import type { HostLink, OpenChannel } from "./host-link.ts";
+import type { HostLink, OpenChannel } from "../host-link.ts";
 import { SpawnerPool } from "../spawner/spawner-pool.ts";
 
-export type { OpenChannel } from "./host-link.ts";
+export type { OpenChannel } from "../host-link.ts";
 
 const KEEPALIVE_MS = 5_000;
 /** How long close() lets queued control scripts finish. */

@@ -2,7 +2,7 @@ import type { ExitStatus, ProcessHandle } from "../../types.ts";
 import { SshError } from "../errors.ts";
 import { MarkerStream } from "./marker-stream.ts";
 import { remoteGroupAlive, signalRemoteGroup } from "../remote-group.ts";
-import type { HostLink } from "../connection/host-link.ts";
+import type { HostLink } from "../host-link.ts";
 
 /** What the remote user's rc files may print before the first command's start markers. */
 const MAX_PREAMBLE_BYTES = 64 * 1024;

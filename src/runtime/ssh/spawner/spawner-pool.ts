@@ -1,5 +1,5 @@
 import type { ProcessHandle } from "../../types.ts";
-import type { HostLink } from "../connection/host-link.ts";
+import type { HostLink } from "../host-link.ts";
 import { Spawner } from "./spawner.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type { ClientChannel } from "ssh2";
-import type { HostLink } from "../connection/host-link.ts";
+import type { HostLink } from "../host-link.ts";
 import { SPAWNER_PRELUDE, spawnScript } from "../scripts.ts";
 import { SpawnedHandle } from "./spawned-handle.ts";
 

@@ -1,10 +1,10 @@
 import { constants, openSync } from "node:fs";
 import type { SandboxRun } from "../../sandbox/setup.ts";
 import type { Kept } from "../containment/kept-sandbox.ts";
-import { gitPlantsUndo, madeInNow, newContainment, releaseContainment, restrictionsFor, type Started } from "../local/local-process.ts";
+import { gitPlantsUndo, madeInNow, newContainment, releaseContainment, restrictionsFor, type Started } from "./local-process.ts";
 import { closeQuietly, createPipe } from "../kernel/pipes.ts";
-import { encodeRequest } from "./start.ts";
-import { type ServedChild, Spawner } from "./spawner.ts";
+import { encodeRequest } from "../spawn-helper/start.ts";
+import { type ServedChild, Spawner } from "../spawn-helper/spawner.ts";
 import type { SpawnSpec } from "../types.ts";
 
 /**
