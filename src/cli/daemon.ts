@@ -9,6 +9,7 @@ import { checkOwnership, daemonPaths, type DaemonPaths, lockHeld, resolveStateDi
 import { hostOptions } from "./host-options.ts";
 import { printJson, printOut, reportError, writeAll } from "./report.ts";
 import { maybeHelp, parseVerbArgs, secondsOption } from "./verb-args.ts";
+import { listAllTasks } from "./list-all-tasks.ts";
 
 export const DAEMON_HELP = `Usage: agent-shell daemon start|stop|status
 
@@ -97,7 +98,7 @@ async function status(paths: DaemonPaths, json: boolean): Promise<number> {
     return 3;
   }
   try {
-    const list = await client.call("task_list", { status: "all" });
+    const list = await listAllTasks(client, { status: "all" });
     const tasks = (list.tasks as Array<{ status: string }>) ?? [];
     const running = tasks.filter((t) => t.status === "running").length;
     const info = { running: true, pid: daemonPid(paths), socket: paths.socket, state_dir: paths.stateDir, tasks_running: running, tasks_total: tasks.length };

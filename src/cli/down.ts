@@ -3,6 +3,7 @@ import { loadServicesFile, servicesFilePath } from "../services/services-file.ts
 import { withDaemon } from "./daemon-client.ts";
 import { printJson, reportError } from "./report.ts";
 import { COMMON_OPTIONS, maybeHelp, parseVerbArgs } from "./verb-args.ts";
+import { listAllTasks } from "./list-all-tasks.ts";
 
 export const DOWN_HELP = `Usage: agent-shell down [NAME...] [-f FILE]
 
@@ -33,7 +34,7 @@ export async function downCommand(argv: string[]): Promise<number> {
   const file = loadServicesFile(servicesFilePath(process.cwd(), values.file as string | undefined));
   const order = stopOrder(file, positionals);
   return withDaemon(values["state-dir"], async (client) => {
-    const list = await client.call("task_list", { status: "running" });
+    const list = await listAllTasks(client, { status: "running" });
     if (list.error) return reportError(list);
     const running = list.tasks as Entry[];
     const stopped: Entry[] = [];

@@ -2,6 +2,7 @@ import { withDaemon } from "./daemon-client.ts";
 import { printJson, printOut, reportError } from "./report.ts";
 import { COMMON_OPTIONS, maybeHelp, parseVerbArgs } from "./verb-args.ts";
 import { HOST_OPTION, onHost } from "./host-flag.ts";
+import { listAllTasks } from "./list-all-tasks.ts";
 
 export const KILL_HELP = `Usage: agent-shell kill ID... | --all [--host NAME]
 
@@ -29,7 +30,7 @@ export async function killCommand(argv: string[]): Promise<number> {
   return withDaemon(values["state-dir"], async (client) => {
     let ids = positionals.map((id) => onHost(values.host, id));
     if (values.all) {
-      const list = await client.call("task_list", { status: "running", ...(values.host !== undefined ? { host: values.host } : {}) });
+      const list = await listAllTasks(client, { status: "running", ...(values.host !== undefined ? { host: values.host as string } : {}) });
       if (list.error) return reportError(list);
       ids = (list.tasks as Array<{ task_id: string }>).map((t) => t.task_id);
     }

@@ -4,6 +4,7 @@ import { printJson, reportError, writeAll } from "./report.ts";
 import { type Cell, colourEnabled, shortDuration, table } from "./terminal.ts";
 import { COMMON_OPTIONS, maybeHelp, parseVerbArgs } from "./verb-args.ts";
 import { HOST_OPTION } from "./host-flag.ts";
+import { listAllTasks } from "./list-all-tasks.ts";
 
 export const PS_HELP = `Usage: agent-shell ps [--all] [--host NAME] [--json]
 
@@ -62,7 +63,7 @@ export async function psCommand(argv: string[]): Promise<number> {
   if (maybeHelp(values, PS_HELP)) return 0;
   if (positionals.length) return reportError(`ps takes no arguments, got: ${positionals.join(" ")}`, 2);
   return withDaemon(values["state-dir"], async (client) => {
-    const result = await client.call("task_list", { status: "all", ...(values.host !== undefined ? { host: values.host } : {}) });
+    const result = await listAllTasks(client, { status: "all", ...(values.host !== undefined ? { host: values.host as string } : {}) });
     if (result.error) return reportError(result);
     const now = Date.now();
     const tasks = (result.tasks as Entry[]).filter(

@@ -23,9 +23,16 @@ export function toolList(): ToolInfo[] {
     name: t.name,
     title: t.title,
     description: t.description,
-    inputSchema: portableInputSchema(t.schema),
+    inputSchema: published(portableInputSchema(t.schema), t.unpublished),
     outputSchema: portableOutputSchema(t.result(), resultShapes().errorResult),
     annotations: { title: t.title, ...t.annotations },
     ...(t.taskSupport ? { execution: { taskSupport: t.taskSupport } } : {}),
   }));
+}
+
+/** The input schema without the parameters a tool keeps for agent-shell's own command line. */
+function published(schema: Record<string, unknown>, unpublished: string[] = []): Record<string, unknown> {
+  const properties = { ...(schema.properties as Record<string, unknown>) };
+  for (const name of unpublished) delete properties[name];
+  return { ...schema, properties };
 }

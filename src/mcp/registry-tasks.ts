@@ -1,9 +1,13 @@
 import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { McpError, ErrorCode, RELATED_TASK_META_KEY, type Result, type Task as McpTask } from "@modelcontextprotocol/sdk/types.js";
 import type { Task } from "../background/tasks/index.ts";
+import { taskIdNumber } from "../background/tasks/task-id.ts";
 import { firstOf } from "../first-of.ts";
 import type { ToolHost } from "../host/tool-host.ts";
 import { callToolResult } from "./call-result.ts";
+
+/** Tasks per tasks/list page. */
+const LIST_PAGE = 30;
 
 /** How often a client without notifications is told to poll tasks/get. */
 const POLL_INTERVAL_MS = 500;
@@ -69,8 +73,17 @@ export class RegistryTaskStore implements TaskStore {
     return { ...callToolResult(await result), _meta: { [RELATED_TASK_META_KEY]: { taskId } } };
   }
 
-  async listTasks(): Promise<{ tasks: McpTask[] }> {
-    return { tasks: this.host.listTasks().map((t) => mcpTask(t, this.host)) };
+  /**
+   * A page of LIST_PAGE tasks in id order (SPEC §18: a page stays within the 8,000-byte budget); the
+   * cursor is the last id of the page. A foreground call's kept output is no task of the client's.
+   */
+  async listTasks(cursor?: string): Promise<{ tasks: McpTask[]; nextCursor?: string }> {
+    if (cursor !== undefined && !/^bg-\d+$/.test(cursor)) throw new Error(`invalid cursor ${JSON.stringify(cursor)}: pass the nextCursor of the previous page`);
+    const after = cursor === undefined ? 0 : taskIdNumber(cursor);
+    const listed = this.host.listTasks().filter((t) => !t.info.kept_output && taskIdNumber(t.id!) > after);
+    const page = listed.slice(0, LIST_PAGE);
+    const tasks = page.map((t) => mcpTask(t, this.host));
+    return listed.length > LIST_PAGE ? { tasks, nextCursor: page.at(-1)!.id! } : { tasks };
   }
 
   private found(taskId: string): Task {

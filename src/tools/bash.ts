@@ -132,7 +132,7 @@ export const bashTool = defineTool({
     "g output keeps errors, tail and head; each omission is one '[… N lines truncated (bytes A-B of T total) …]' line: task_o" +
     "utput {task_id: output_task_id, stream, offset: A, length: B-A} reads it. Destructive commands ask the user or return n" +
     "eeds_confirmation (repeat with confirmed: true). Returns: {command, exit_code, stdout, stderr, succ" +
-    "ess, duration_ms, sandbox, sandbox_denied?, description?, output_task_id?, git_disarmed?, left_running?, left_running_killed?} | {task_id, status, pid} | {needs_confirmation, message}",
+    "ess, duration_ms, sandbox, sandbox_denied?, description?, output_task_id?, git_disarmed?, left_running?} | {task_id, status, pid} | {needs_confirmation, message}",
   schema,
   result: resultSchema,
   taskSupport: "optional",

@@ -6,6 +6,7 @@ import { outputView, taskOutputs } from "./results/present.ts";
 import { outputParameters, userRegex } from "./params/schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import { resultShapes } from "./results/result-shapes.ts";
+import type { ToolResult } from "../errors.ts";
 
 const MAX_BYTES_LIMIT = 1_000_000;
 
@@ -51,8 +52,16 @@ const schema = () =>
 
 /** The result schema (its MCP outputSchema), built on demand: see result-shapes.ts. */
 function resultSchema(): z.ZodType {
-  const { taskView } = resultShapes();
-  return z.union([taskView, z.looseObject({ results: z.array(taskView), finished: z.array(z.string()) })]);
+  const { taskView, taskStatus, exitShape } = resultShapes();
+  /** A task's status alone, where its whole result would not fit the budget. */
+  const brief = z.object({ task_id: z.string(), status: taskStatus, ...exitShape });
+  const several = z.looseObject({
+    results: z.array(z.union([taskView, brief])),
+    finished: z.array(z.string()),
+    omitted: z.record(z.string(), z.number().int()).optional(),
+    note: z.string().optional(),
+  });
+  return z.union([taskView, several]);
 }
 
 export const taskOutputTool = defineTool({
@@ -60,9 +69,9 @@ export const taskOutputTool = defineTool({
   title: "Read a task's output",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
-    "Status (running, completed, killed, lost) and output of background tasks; wait: true blocks until the end; offset/length" +
+    "Status and output of background tasks; wait: true blocks until the end; offset/length" +
     ": raw log bytes. Returns: {task_id, task_type, kind, status, stdout, stderr?, exit_code?, signal?, stdout_total_bytes, st" +
-    "derr_total_bytes, duration_ms, screen?} | {results, finished}",
+    "derr_total_bytes, screen?} | {results, finished}",
   schema,
   aliases: { timeout: "timeout_seconds" },
   result: resultSchema,
@@ -89,6 +98,45 @@ export const taskOutputTool = defineTool({
     const results = taskOutputs(tasks, { view: outputView(ctx.config, args), onlyNew: args.only_new, range, filter, tailLines: args.tail_lines });
     ctx.registry.markFinalStatusRead(tasks);
     if (!args.task_ids) return results[0]!;
-    return { results, finished: tasks.filter((t) => !t.running).map((t) => t.id!) };
+    const finished = tasks.filter((t) => !t.running).map((t) => t.id!);
+    return { ...fitResults(results, args.max_bytes ?? ctx.config.max_output_bytes), finished };
   },
 });
+
+/** Room for each result's fields beside the output budget (their output shares the budget), for at most WHOLE_RESULTS of them. */
+const FIELDS_BYTES = 500;
+const WHOLE_RESULTS = 20;
+
+/**
+ * Several tasks' results within the budget, whatever their number (SPEC §18): whole results
+ * while they fit (twenty always do: their output shares the budget), then each task's status
+ * alone, then counts by status for the rest.
+ */
+function fitResults(results: ToolResult[], budget: number): ToolResult {
+  let room = budget + FIELDS_BYTES * Math.min(results.length, WHOLE_RESULTS);
+  const shown: ToolResult[] = [];
+  let brief = 0;
+  for (const result of results) {
+    const whole = brief === 0 ? JSON.stringify(result).length + 1 : Infinity;
+    if (whole <= room || shown.length === 0) {
+      shown.push(result);
+      room -= whole;
+      continue;
+    }
+    const status: ToolResult = { task_id: result.task_id, status: result.status };
+    for (const key of ["exit_code", "signal"]) if (result[key] !== undefined) status[key] = result[key];
+    const size = JSON.stringify(status).length + 1;
+    if (size > room) break;
+    shown.push(status);
+    room -= size;
+    brief++;
+  }
+  if (shown.length === results.length && brief === 0) return { results };
+  const counts: Record<string, number> = {};
+  for (const r of results.slice(shown.length)) counts[r.status as string] = (counts[r.status as string] ?? 0) + 1;
+  const left = results.length - shown.length;
+  const note =
+    `${brief} result(s) cut to their status${left ? `, ${left} left out (counts by status in omitted)` : ""} to fit the budget: ` +
+    "read each with task_output {task_id}";
+  return { results: shown, ...(left ? { omitted: counts } : {}), note };
+}

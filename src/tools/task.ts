@@ -30,7 +30,7 @@ const schema = () =>
       description: z.string().optional().describe("Short note, shown in task_list."),
       sandbox: sandboxParameter(),
       ...outputParameters(),
-      confirmed: z.boolean().optional().describe("true once the user approved this exact call (default: false)."),
+      confirmed: z.boolean().optional().describe("true once the user approved this exact call."),
     })
     .strict();
 

@@ -67,6 +67,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   readonly schema: S;
   /** Old parameter names still accepted, each mapped to its current name (not published). */
   aliases?: Record<string, string>;
+  /** Parameters for agent-shell's own command line, accepted but left out of tools/list (every request pays for what it lists). */
+  unpublished?: string[];
   /** May run as an MCP task (SPEC §12): calls that launch a process whose end is their result. */
   taskSupport?: "optional";
   /** What a successful call returns (its MCP outputSchema adds the error shape), built on demand. */

@@ -57,7 +57,7 @@ export const writeStdinTool = defineTool({
   title: "Type into a task",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
-    "Type into an interactive task (bash tty, or keep_stdin_open) and read what it printed in response (up to yield_ms). " +
+    "Type into an interactive task and read its response (up to yield_ms). " +
     "Returns: {task_id, bytes_written, status, output, screen?, exit_code?, waiting_for_input?, prompt?}",
   schema,
   result: resultSchema,

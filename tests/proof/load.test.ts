@@ -52,6 +52,10 @@ describe("load", () => {
       });
       expect(new Set(ids).size).toBe(N_BG);
       const tStarted = performance.now();
+      // The list of them all stays within the budget (SPEC §18) and counts every one.
+      const listed = await session.call("task_list", {});
+      const listedCounts = Object.values(listed.counts ?? {}) as number[];
+      const newest = ids.reduce((a, b) => (Number(b.slice(3)) > Number(a.slice(3)) ? b : a));
 
       // 2. concurrent waits on the first N_WAIT tasks, while 3. foreground calls run alongside
       const waits = ids.slice(0, N_WAIT).map((id) => session.call("task_output", { task_id: id, wait: true, timeout: 120, max_bytes: 1_000_000 }, 180_000));
@@ -115,6 +119,9 @@ describe("load", () => {
         `tasks=${N_BG} waits=${N_WAIT} foreground=${N_FG} burst_ms=${Math.round(tStarted - t0)} all_done_ms=${Math.round(tDone - t0)} vmhwm_kb=${hwm} wrong=${wrong.length} notices_missing_or_duplicated=${missingNotices.length}`,
       );
       if (wrong.length) console.log("first problems:\n  " + wrong.slice(0, 20).join("\n  "));
+      expect(Buffer.byteLength(JSON.stringify(listed))).toBeLessThanOrEqual(8000);
+      expect([listed.total, listedCounts.reduce((a, b) => a + b, 0)]).toEqual([N_BG, N_BG]);
+      expect(listed.tasks.at(-1).task_id).toBe(newest);
       expect(wrong).toEqual([]);
       expect(bytesLost).toBe(0);
       expect(missingNotices).toEqual([]);

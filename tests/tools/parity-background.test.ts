@@ -342,7 +342,7 @@ describe("task_list", () => {
       expect(ta.command).toBe("exit 7");
       expect(ta.description).toBe("seven");
       expect(typeof ta.pid).toBe("number");
-      expect(ta.tty).toBe(false);
+      expect(ta.tty).toBeUndefined(); // a default left out (SPEC §18): only a tty task says tty
       expect(ta.exit_code).toBe(7);
       expect(new Date(ta.started_at).toISOString()).toBe(ta.started_at);
       expect(new Date(ta.ended_at).toISOString()).toBe(ta.ended_at);

@@ -40,7 +40,7 @@ export function recoverTasks(
       OutputStream.fromLogFile(name, options.bufferBytes, join(dir, `${name}.log`), options.maxLogBytes, options.budget);
     const { kind, command, prompt, description, name, cwd, host, tty } = meta;
     const task = new Task({
-      info: { kind, command, prompt, description, name, cwd, host, tty },
+      info: { kind, command, prompt, description, name, cwd, host, tty, ...(meta.kept_output ? { kept_output: true as const } : {}) },
       killGraceMs: options.killGraceMs,
       stdout: stream("stdout"),
       stderr: stream("stderr"),

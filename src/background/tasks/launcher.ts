@@ -133,6 +133,7 @@ export class Launcher {
    */
   keepEnded(task: Task): string {
     if (task.id !== null) return task.id;
+    task.info.kept_output = true;
     const id = this.adopt(task);
     task.finalStatusRead = true; // its result was delivered: the finished-task cap may take it first
     return id;

@@ -227,9 +227,12 @@ export class Registry {
    * (SPEC §14), so the cap can be exceeded while results wait to be read.
    */
   private enforceFinishedCap(): void {
-    const finished = [...this.tasks.values()].filter((t) => !t.running); // runs on every task end: no sorting unless over
-    const excess = finished.length - this.options.maxFinishedTasks;
+    // Runs on every task end (a thousand killed at once): counted without a copy, sorted only when over.
+    let count = 0;
+    for (const t of this.tasks.values()) if (!t.running) count++;
+    const excess = count - this.options.maxFinishedTasks;
     if (excess <= 0) return;
+    const finished = [...this.tasks.values()].filter((t) => !t.running);
     const read = finished.filter((t) => t.finalStatusRead).sort((a, b) => a.endedAt!.getTime() - b.endedAt!.getTime());
     for (const t of read.slice(0, excess)) this.forget(t.id!);
   }

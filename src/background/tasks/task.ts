@@ -34,6 +34,8 @@ export interface TaskInfo {
   cwd: string;
   host?: string;
   tty: boolean;
+  /** The kept output of a foreground call (its `output_task_id`), not a task the agent started: task_list leaves it out. */
+  kept_output?: true;
 }
 
 export interface TaskInit {

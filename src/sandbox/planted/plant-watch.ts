@@ -77,6 +77,7 @@ class PolicyWatch {
   private undo(since: Command): void {
     const git = disarmGit(this.policy, this.level, since.before);
     const controls = since.controls.size ? restoreControlFiles(this.policy, since.controls) : [];
+    if (git.length === 0 && controls.length === 0) return; // (a thousand commands ending at once: nothing to tell each)
     for (const c of new Set([...this.commands, since])) {
       c.report.git.push(...git);
       c.report.controls.push(...controls);

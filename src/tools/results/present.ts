@@ -217,18 +217,28 @@ export function stdinAnswer(task: Task, bytesWritten: number, view: OutputView):
  * One task of task_list. Built field by field (no spreads) with the start time's ISO text
  * cached: a list of hundreds of tasks is asked for often, and each entry's cost adds up.
  */
-export function listEntry(task: Task): ToolResult {
+/** What a task_list entry leaves out when it is so (SPEC §18): the result says the server's sandbox once. */
+export interface ListDefaults {
+  sandbox: string;
+  sandboxLevel?: string;
+  own: Record<string, string>;
+}
+
+/** Longer commands, prompts and descriptions are cut in a list (task_output of the task has the rest of it). */
+const LIST_TEXT_CHARS = 500;
+
+export function listEntry(task: Task, defaults?: ListDefaults): ToolResult {
   const { info } = task;
   const entry: ToolResult = { task_id: task.id!, task_type: "background", kind: info.kind, status: task.status };
-  if (info.command !== undefined) entry.command = info.command;
-  if (info.prompt !== undefined) entry.prompt = info.prompt;
-  if (info.description !== undefined) entry.description = info.description;
+  if (info.command !== undefined) entry.command = listText(info.command);
+  if (info.prompt !== undefined) entry.prompt = listText(info.prompt);
+  if (info.description !== undefined) entry.description = listText(info.description);
   if (info.name !== undefined) entry.name = info.name;
   entry.pid = task.pid ?? null;
   const inner = task.sandboxPid;
   if (inner !== null) entry.sandbox_pid = inner;
   if (info.host !== undefined) entry.host = info.host;
-  entry.tty = info.tty;
+  if (info.tty || !defaults) entry.tty = info.tty;
   entry.started_at = isoTime(task.startedAt);
   const ended = task.endedAt;
   if (ended) entry.ended_at = isoTime(ended);
@@ -239,14 +249,23 @@ export function listEntry(task: Task): ToolResult {
     } else entry.exit_code = task.exitCode;
   }
   if (task.lostReason) entry.lost_reason = task.lostReason;
-  entry.restarts = task.restarts;
+  if (task.restarts > 0 || !defaults) entry.restarts = task.restarts;
   if (task.restartPolicy) entry.restart_on = task.restartPolicy.on;
   if (task.cancelPendingRestart) entry.restart_pending = true;
   const note = task.note;
   if (note) entry.note = note;
   const spool = spoolError(task);
   if (spool) entry.spool_error = spool;
-  return Object.assign(entry, sandboxFields(task));
+  const sandbox = sandboxFields(task);
+  if (defaults && sandbox.sandbox === defaults.sandbox && sandbox.sandbox_level === defaults.sandboxLevel) {
+    delete sandbox.sandbox;
+    delete sandbox.sandbox_level;
+  }
+  return Object.assign(entry, sandbox);
+}
+
+function listText(text: string): string {
+  return text.length <= LIST_TEXT_CHARS ? text : `${text.slice(0, LIST_TEXT_CHARS)}… (${text.length} characters)`;
 }
 
 /** ISO-8601 text of a task's times, once per Date (a restart makes a new one). */
