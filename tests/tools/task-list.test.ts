@@ -4,8 +4,8 @@
  * `status`, `name` and `limit`; tasks/list and multi-task task_output likewise bounded.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startServer, type McpSession } from "./helpers/mcp.ts";
-import { uniqueSleep, waitNoProcess } from "./helpers/procs.ts";
+import { startServer, type McpSession } from "../helpers/mcp.ts";
+import { uniqueSleep, waitNoProcess } from "../helpers/procs.ts";
 
 const N = 120;
 let s: McpSession;
