@@ -30,9 +30,11 @@ async function main(argv: string[]): Promise<number> {
     case "mcp": {
       // The sandbox probe's processes run while the server's modules load.
       const probing = (await import("./sandbox/index.ts")).primeSandboxLevel().catch(() => {});
+      // initialize is answered while the rest loads (cli/mcp-early.ts).
+      const early = await (await import("./cli/mcp-early.ts")).startStdioEarly(rest, probing).catch(() => null);
       const { mcpCommand } = await import("./cli/mcp.ts");
       await probing;
-      return mcpCommand(rest);
+      return mcpCommand(rest, early ?? undefined);
     }
     case "call": {
       const { callCommand } = await import("./cli/call.ts");

@@ -4,7 +4,7 @@ import { CodedError, invalidArgument, isErrorResult, type ToolResult } from "../
 import { allowedRoots, checkWorkingDirectory } from "../safety/paths.ts";
 import { callConfirmed } from "./confirm.ts";
 import { withDaemon } from "./daemon-client.ts";
-import type { HostFlags } from "./host-options.ts";
+import type { HostFlags } from "./host-flags.ts";
 import { printJson } from "./report.ts";
 
 /** Task lookups always go to the daemon: that is where the tasks live. */

@@ -1,6 +1,7 @@
 import { ToolHost } from "../host/tool-host.ts";
 import { isErrorResult } from "../errors.ts";
-import { hostOptions, parseHostFlags } from "./host-options.ts";
+import { parseHostFlags } from "./host-flags.ts";
+import { hostOptions } from "./host-options.ts";
 import { confirmOnTerminal } from "./prompt.ts";
 import { UsageError } from "./usage.ts";
 

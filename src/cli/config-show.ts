@@ -1,5 +1,5 @@
 import { loadConfig } from "../config/load.ts";
-import { configFlags, parseHostFlags } from "./host-options.ts";
+import { configFlags, parseHostFlags } from "./host-flags.ts";
 import { UsageError } from "./usage.ts";
 import { CONFIG_HELP } from "./host-help.ts";
 import { defaultStateDir } from "../background/state/state-dir.ts";

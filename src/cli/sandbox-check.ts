@@ -8,7 +8,7 @@ import { sandboxLevel } from "../sandbox/index.ts";
 import { probeLandlock } from "../sandbox/landlock/index.ts";
 import { networkMode, sandboxFromConfig } from "../sandbox/setup.ts";
 import { DEFAULT_ALLOW } from "../sandbox/network/rules.ts";
-import { configFlags, parseHostFlags } from "./host-options.ts";
+import { configFlags, parseHostFlags } from "./host-flags.ts";
 import { levelGaps } from "../sandbox/gaps.ts";
 import { UsageError } from "./usage.ts";
 

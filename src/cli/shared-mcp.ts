@@ -4,7 +4,8 @@ import { readDaemonToken } from "../mcp/daemon/daemon-token.ts";
 import { allowedRoots } from "../safety/paths.ts";
 import { ensureDaemonSocket } from "./daemon-client.ts";
 import { daemonPaths, resolveStateDir } from "./daemon-paths.ts";
-import { hostOptions, type HostFlags } from "./host-options.ts";
+import type { HostFlags } from "./host-flags.ts";
+import { hostOptions } from "./host-options.ts";
 
 /**
  * `agent-shell mcp --shared`: a stdio MCP server that is the per-user daemon (SPEC §12).

@@ -1,9 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import { z } from "zod";
 import { type Config, ConfigSchema } from "./schema.ts";
 import { parseArgvTemplate } from "./shell-words.ts";
+import { defaultConfigFile, envName } from "./config-file.ts";
 
 export type ConfigSource = "default" | `file:${string}` | `env:${string}` | "flag";
 
@@ -29,15 +28,6 @@ export interface LoadedConfig {
 const KEYS = Object.keys(ConfigSchema.shape) as Array<keyof Config>;
 /** Keys that cannot come from an environment variable (tables). */
 const FILE_ONLY = new Set<keyof Config>(["hosts", "rules"]);
-
-export function envName(key: string): string {
-  return `AGENT_SHELL_${key.toUpperCase()}`;
-}
-
-function defaultConfigFile(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config");
-  return join(base, "agent-shell", "config.toml");
-}
 
 /** Defaults < file < env `AGENT_SHELL_*` < flags; every value validated, errors name the key and source. */
 export function loadConfig(inputs: ConfigInputs = {}): LoadedConfig {

@@ -13,7 +13,7 @@ import {
 import type { CallScope, ToolHost } from "../host/tool-host.ts";
 import type { ToolResult } from "../errors.ts";
 import type { ConfirmationPolicy } from "../safety/confirmation/command-guard.ts";
-import { VERSION } from "../version.ts";
+import { SERVER_CAPABILITIES, SERVER_INFO } from "./server-identity.ts";
 import { sandboxInstructions } from "../sandbox/describe.ts";
 import { PendingConfirmations } from "../safety/confirmation/confirmations.ts";
 import { StdioTransport } from "./transports/stdio-transport.ts";
@@ -26,15 +26,12 @@ import { answerBy } from "./client-clock.ts";
 /** An MCP server over a ToolHost: tools/list, tools/call, MCP tasks, cancellation, progress and notices. */
 export function createMcpServer(host: ToolHost, scope?: CallScope): Server {
   const taskStore = new RegistryTaskStore(host);
-  const server = new Server(
-    { name: "agent-shell", version: VERSION },
-    {
-      capabilities: { tools: {}, logging: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
-      instructions: sandboxInstructions(host.sandbox),
-      taskStore,
-      jsonSchemaValidator: new FlatSchemaValidator(),
-    },
-  );
+  const server = new Server(SERVER_INFO, {
+    capabilities: SERVER_CAPABILITIES,
+    instructions: sandboxInstructions(host.sandbox),
+    taskStore,
+    jsonSchemaValidator: new FlatSchemaValidator(),
+  });
   // Answered initialize: now what a call needs is made ready, before the first call comes.
   server.oninitialized = () => host.prepare();
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: host.tools }));
@@ -133,7 +130,8 @@ const WARM_AFTER_MS = 20;
  * Serves MCP on stdio until stdin closes or SIGTERM/SIGINT arrives; then terminates every
  * task (foreground and background) and exits.
  */
-export async function serveStdio(host: ToolHost): Promise<never> {
+/** `started`: a transport already reading (and answering initialize) while the server loaded. */
+export async function serveStdio(host: ToolHost, started?: StdioTransport): Promise<never> {
   const server = createMcpServer(host);
   // The client's first command finds its sandbox made: made once it has had initialize and
   // tools/list answered (a command that comes sooner makes it, as it would have anyway).
@@ -149,7 +147,8 @@ export async function serveStdio(host: ToolHost): Promise<never> {
     await host.close();
     process.exit(0);
   };
-  const transport: Transport = new StdioTransport(exit);
+  const transport = started ?? new StdioTransport();
+  transport.onEnd = exit;
   process.on("SIGTERM", exit);
   process.on("SIGINT", exit);
   process.on("SIGHUP", exit);

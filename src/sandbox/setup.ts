@@ -44,6 +44,8 @@ export interface SandboxSettings {
   stateDirs: string[];
   /** The state dir root, where the mode-000 placeholder file lives. */
   stateRoot: string;
+  /** The level already known (a remembered one, to describe the sandbox before the probe is done); else probed. */
+  knownLevel?: LevelChoice;
 }
 
 /** The network mode a config means: `network`, else the older `sandbox_network` (on/off), else the allowlist (SPEC §21). */
@@ -70,7 +72,10 @@ export interface SandboxConfig {
  * The Sandbox for a server (or `sandbox check`): `mode` undefined means the default;
  * agent-shell's state dirs (`stateRoot` and the default one) are hidden from commands.
  */
-export function sandboxFromConfig(config: SandboxConfig, opts: { mode?: SandboxMode; allowedRoots: string[]; stateRoot: string; defaultStateRoot: string }): Sandbox {
+export function sandboxFromConfig(
+  config: SandboxConfig,
+  opts: { mode?: SandboxMode; allowedRoots: string[]; stateRoot: string; defaultStateRoot: string; knownLevel?: LevelChoice },
+): Sandbox {
   const network = networkMode(config);
   return new Sandbox({
     mode: opts.mode,
@@ -83,6 +88,7 @@ export function sandboxFromConfig(config: SandboxConfig, opts: { mode?: SandboxM
     allowedRoots: opts.allowedRoots,
     stateDirs: [opts.stateRoot, opts.defaultStateRoot],
     stateRoot: opts.stateRoot,
+    knownLevel: opts.knownLevel,
   });
 }
 
@@ -99,6 +105,7 @@ export class Sandbox {
   private unmade?: string[];
 
   constructor(private settings: SandboxSettings) {
+    this.probed = settings.knownLevel;
     this.explicit = settings.mode !== undefined;
     this.mode = settings.mode ?? "workspace-write";
     if (this.explicit && this.mode !== "off" && this.choice.level === null) {

@@ -1,4 +1,8 @@
-import { RELATED_TASK_META_KEY, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { sdkConstants } from "../sdk-constants.ts" with { type: "macro" };
+
+/** (The SDK's constant, written in when the binary is built: reading a line loads none of the SDK.) */
+const RELATED_TASK_META_KEY = sdkConstants().relatedTaskMetaKey;
 
 /**
  * Whether a parsed JSON value is a JSON-RPC 2.0 message as MCP defines it: the SDK's

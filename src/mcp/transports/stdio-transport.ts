@@ -1,4 +1,3 @@
-import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { decodeFrame, MAX_MESSAGE_BYTES } from "./json-rpc-lines.ts";
@@ -14,7 +13,8 @@ import { PacedDispatch } from "./paced-dispatch.ts";
  * the first of a burst is answered early.
  *
  * It reads and writes through Bun's own file I/O, not process.stdin/stdout: those load
- * Node's stream modules, ~3–7 ms of every server start.
+ * Node's stream modules, ~3–7 ms of every server start. It imports nothing of the SDK at run
+ * time, so it can start reading before the SDK has loaded (see `answerEarly`).
  */
 export class StdioTransport implements Transport {
   onclose?: () => void;
@@ -22,16 +22,62 @@ export class StdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   private readonly framer = new LineFramer(MAX_MESSAGE_BYTES);
   private readonly out = Bun.stdout.writer();
-  private readonly inbox = new PacedDispatch((message) => this.onmessage?.(message));
+  private readonly inbox = new PacedDispatch((message) => this.deliver(message));
   /** Writes in order; a failed write (the client went away) goes to onerror, not to the caller. */
   private writing: Promise<unknown> = Promise.resolve();
   private ended = false;
+  private reading = false;
+  /** Messages read before the server took the transport (start()). */
+  private held: JSONRPCMessage[] | null = [];
+  private early?: (message: JSONRPCMessage) => JSONRPCMessage | null;
+  /** Resolves answerEarly's promise: the first message was handled (and its early answer written). */
+  private earlyDone?: () => void;
+  /** The early answer sent for this request id, so that the server's own answer to it is not sent again. */
+  private answered: { id: string | number; text: string } | null = null;
 
-  /** Called once stdin ends (EOF, or a read error). */
-  constructor(private readonly onEnd: () => void = () => {}) {}
+  private endListener: (() => void) | null = null;
+
+  /** Called once stdin ends (EOF, or a read error); at once if it has already. */
+  set onEnd(listener: () => void) {
+    this.endListener = listener;
+    if (this.ended) listener();
+  }
+
+  /**
+   * Starts reading before the server is there: `answer` may answer the first message at once
+   * (initialize, while the SDK is still loading); every message still reaches the server,
+   * and its own answer to that one is dropped (and compared: they must agree).
+   */
+  answerEarly(answer: (message: JSONRPCMessage) => JSONRPCMessage | null): Promise<void> {
+    this.early = answer;
+    const answered = new Promise<void>((resolve) => (this.earlyDone = resolve));
+    this.begin();
+    return answered;
+  }
 
   async start(): Promise<void> {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const message of held) this.onmessage?.(message);
+    this.begin();
+  }
+
+  private begin(): void {
+    if (this.reading) return;
+    this.reading = true;
     void this.read();
+  }
+
+  private deliver(message: JSONRPCMessage): void {
+    const early = this.early;
+    this.early = undefined;
+    const reply = early?.(message);
+    if (reply && "id" in reply && reply.id !== undefined) {
+      this.answered = { id: reply.id, text: JSON.stringify(outcome(reply)) };
+      void this.write(reply).then(this.earlyDone);
+    } else this.earlyDone?.();
+    if (this.held) this.held.push(message);
+    else this.onmessage?.(message);
   }
 
   private async read(): Promise<void> {
@@ -59,8 +105,18 @@ export class StdioTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    if (this.answered && "id" in message && message.id === this.answered.id && !("method" in message)) {
+      // Answered already: the server's answer must be the very one sent (tests/early-initialize.test.ts).
+      if (JSON.stringify(outcome(message)) !== this.answered.text) process.stderr.write(`agent-shell: the early answer to initialize differed from the server's: ${JSON.stringify(message)}\n`);
+      this.answered = null;
+      return Promise.resolve();
+    }
+    return this.write(message);
+  }
+
+  private write(message: JSONRPCMessage): Promise<void> {
     const sent = this.writing.then(async () => {
-      this.out.write(serializeMessage(message));
+      this.out.write(`${JSON.stringify(message)}\n`);
       await this.out.flush();
     });
     this.writing = sent.catch((e) => this.onerror?.(e as Error));
@@ -70,10 +126,15 @@ export class StdioTransport implements Transport {
   private end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.onEnd();
+    this.endListener?.();
   }
 
   async close(): Promise<void> {
     this.onclose?.();
   }
+}
+
+/** What an answer says (its result or error), whatever the order of its envelope's keys. */
+function outcome(message: JSONRPCMessage): unknown {
+  return "result" in message ? message.result : "error" in message ? message.error : message;
 }
