@@ -106,7 +106,7 @@ export class StdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.answered && "id" in message && message.id === this.answered.id && !("method" in message)) {
-      // Answered already: the server's answer must be the very one sent (tests/early-initialize.test.ts).
+      // Answered already: the server's answer must be the very one sent (tests/mcp/early-initialize.test.ts).
       if (JSON.stringify(outcome(message)) !== this.answered.text) process.stderr.write(`agent-shell: the early answer to initialize differed from the server's: ${JSON.stringify(message)}\n`);
       this.answered = null;
       return Promise.resolve();

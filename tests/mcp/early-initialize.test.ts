@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
-import { BINARY } from "./helpers/mcp.ts";
+import { BINARY } from "../helpers/mcp.ts";
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "as-early-")));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
