@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ToolHost } from "../src/host/tool-host.ts";
 import { childEnv } from "../src/runtime/env.ts";
-import { spawnLocalPipes } from "../src/runtime/local.ts";
-import { createPipe } from "../src/runtime/pipes.ts";
+import { spawnLocalPipes } from "../src/runtime/local/local.ts";
+import { createPipe } from "../src/runtime/kernel/pipes.ts";
 import { drain, stats } from "./lib.ts";
 
 const N = Number(process.env.N ?? 300);

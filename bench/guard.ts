@@ -3,9 +3,9 @@
  * the bash parser finds): the grammar's one-time load, and the median per call for a
  * typical 200-character line with ten user rules. Run: bun run bench/guard.ts
  */
-import { parserReady } from "../src/safety/bash-parser.ts";
-import { decideLine } from "../src/safety/decide.ts";
-import { compileRules, RuleSchema } from "../src/safety/rules.ts";
+import { parserReady } from "../src/safety/parser/bash-parser.ts";
+import { decideLine } from "../src/safety/rules/decide.ts";
+import { compileRules, RuleSchema } from "../src/safety/rules/rules.ts";
 
 const t0 = performance.now();
 await parserReady();

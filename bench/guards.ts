@@ -10,9 +10,9 @@
  * Run after `bun run build.ts`: `bun run bench/guards.ts`.
  */
 import { shapeOutput, type ByteSource } from "../src/background/output/index.ts";
-import { compileUserRegex } from "../src/safety/regex-guard.ts";
-import { parserReady } from "../src/safety/bash-parser.ts";
-import { classifyCommand } from "../src/safety/decide.ts";
+import { compileUserRegex } from "../src/safety/regex/regex-guard.ts";
+import { parserReady } from "../src/safety/parser/bash-parser.ts";
+import { classifyCommand } from "../src/safety/rules/decide.ts";
 import { startServer } from "../tests/helpers/mcp.ts";
 import { machine, round } from "./lib.ts";
 

@@ -1,7 +1,7 @@
 /**
  * The containment floor: what the kernel and the kept spawner cost for one command, with no
  * tool, registry or MCP around it — `bash -c COMMAND` started the way agent-shell's runtime
- * starts a piped command (src/runtime/served-spawn.ts: a task cgroup, a process limit, the
+ * starts a piped command (src/runtime/local/served-spawn.ts: a task cgroup, a process limit, the
  * spawner kept in the policy's sandbox or the unsandboxed one, a request with the command's
  * fds), its pipes read and its exit awaited. The raw floor is the same without any of it.
  */
@@ -9,9 +9,9 @@ import { closeSync } from "node:fs";
 import { defaultStateDir } from "../src/background/state/index.ts";
 import { ConfigSchema } from "../src/config/schema.ts";
 import { childEnv } from "../src/runtime/env.ts";
-import { closeKeptSandboxes } from "../src/runtime/kept-sandbox.ts";
-import { releaseContainment } from "../src/runtime/local-process.ts";
-import { closeSpawners, spawnServed } from "../src/runtime/served-spawn.ts";
+import { closeKeptSandboxes } from "../src/runtime/containment/kept-sandbox.ts";
+import { releaseContainment } from "../src/runtime/local/local-process.ts";
+import { closeSpawners, spawnServed } from "../src/runtime/local/served-spawn.ts";
 import { configureHelper } from "../src/runtime/spawn-helper/helper-binary.ts";
 import { sandboxFromConfig } from "../src/sandbox/setup.ts";
 import { drain } from "./lib.ts";

@@ -23,7 +23,7 @@ command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 # The spawn helper is a static C program, built for each platform the npm packages ship.
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 command -v git >/dev/null 2>&1 || need+=(git)
-# A zsh user's login shell is captured too (SPEC §23, tests/own-shell.test.ts).
+# A zsh user's login shell is captured too (SPEC §23, tests/runtime/own-shell.test.ts).
 command -v zsh >/dev/null 2>&1 || need+=(zsh)
 # The network tests serve https with a certificate made by openssl; socat is a unix-socket client.
 command -v openssl >/dev/null 2>&1 || need+=(openssl)

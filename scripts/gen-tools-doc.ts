@@ -1,6 +1,6 @@
 /**
  * Generates docs/tools.md from the tools' zod schemas, so the reference never drifts
- * (tests/docs.test.ts fails when the committed file is stale). Run: bun run docs
+ * (tests/package/docs.test.ts fails when the committed file is stale). Run: bun run docs
  */
 import { resolve } from "node:path";
 import { z } from "zod";

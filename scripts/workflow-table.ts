@@ -1,5 +1,5 @@
 /**
- * Runs the ordinary developer steps of tests/workflows/steps.ts in a plain bash and through
+ * Runs the ordinary developer steps of tests/sandbox/workflows/steps.ts in a plain bash and through
  * agent-shell (default sandbox) and writes docs/workflows.md: each step, how it went, and why.
  *
  *   bun run build.ts && bun run scripts/workflow-table.ts
@@ -7,7 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { startServer } from "../tests/helpers/mcp.ts";
-import { runWorkflows } from "../tests/workflows/steps.ts";
+import { runWorkflows } from "../tests/sandbox/workflows/steps.ts";
 
 const rows = await runWorkflows((opts) => startServer(opts));
 const count = (v: string) => rows.filter((r) => r.verdict === v).length;
@@ -21,7 +21,7 @@ const lines = [
   "status and the effect agree, **refused, clear** when agent-shell did not do it and said why",
   "(`sandbox_denied` with its kind and hint, or a `BLOCKED` error naming the reason), **refused,",
   "unclear** when it failed and nothing said the sandbox did it, and **silently different** when",
-  "it said it worked and the effect differs. `tests/workflows.test.ts` runs the same steps and",
+  "it said it worked and the effect differs. `tests/sandbox/workflows/workflows.test.ts` runs the same steps and",
   "fails on any unclear or silently different row. Regenerate with",
   "`bun run build.ts && bun run scripts/workflow-table.ts`.",
   "",

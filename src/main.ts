@@ -5,7 +5,7 @@
  * The compiled bundle evaluates every Node built-in that any module imports at the top, at
  * every start, whatever the verb. Stream-based ones (node:net, node:readline, node:crypto,
  * process.stdin) cost milliseconds each, so they are imported where they are used
- * (tests/startup-imports.test.ts keeps it so).
+ * (tests/package/startup-imports.test.ts keeps it so).
  */
 import { HELP, UsageError } from "./cli/usage.ts";
 import { VERSION } from "./version.ts";

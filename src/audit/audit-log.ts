@@ -9,7 +9,7 @@ import { appendFileSync, chmodSync, mkdirSync, renameSync, rmSync, statSync } fr
 import { join } from "node:path";
 import type { ToolResult } from "../errors.ts";
 import { isSecretName } from "../runtime/env.ts";
-import type { CallNote } from "../safety/call-note.ts";
+import type { CallNote } from "../safety/confirmation/call-note.ts";
 
 export const AUDIT_FILE = "audit.jsonl";
 export const AUDIT_KEPT = 5;

@@ -5,7 +5,7 @@ import { CONFIG_HELP } from "./host-help.ts";
 import { defaultStateDir } from "../background/state/state-dir.ts";
 import { defaultMaxStateBytes } from "../background/output/state-budget.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
-import { takeShellSnapshot } from "../runtime/shell-snapshot.ts";
+import { takeShellSnapshot } from "../runtime/shell-snapshot/shell-snapshot.ts";
 import { networkMode } from "../sandbox/setup.ts";
 import { DEFAULT_ALLOW } from "../sandbox/network/rules.ts";
 import { makeWritableHomes } from "../sandbox/roots.ts";

@@ -1,8 +1,8 @@
-import { needsParser, parserReady } from "../safety/bash-parser.ts";
+import { needsParser, parserReady } from "../safety/parser/bash-parser.ts";
 import type { ToolResult } from "../errors.ts";
 import type { DaemonClient } from "./daemon-client.ts";
 import { answerOnTerminal, confirmOnTerminal } from "./prompt.ts";
-import { commandQuestion } from "../safety/person-confirmation.ts";
+import { commandQuestion } from "../safety/confirmation/person-confirmation.ts";
 
 const REFUSED = "Command cancelled: it needs confirmation (answer y at the prompt, or pass --yes when there is no terminal)";
 

@@ -1,9 +1,9 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { ToolHost } from "../host/tool-host.ts";
-import { serveDaemon } from "../mcp/daemon-server.ts";
+import { serveDaemon } from "../mcp/daemon/daemon-server.ts";
 import { tryLock } from "../background/state/file-lock.ts";
 import { within } from "../first-of.ts";
-import { processAlive } from "../runtime/process-group.ts";
+import { processAlive } from "../runtime/process-groups/process-group.ts";
 import { connectDaemon, ensureDaemon } from "./daemon-client.ts";
 import { checkOwnership, daemonPaths, type DaemonPaths, lockHeld, resolveStateDir } from "./daemon-paths.ts";
 import { hostOptions } from "./host-options.ts";

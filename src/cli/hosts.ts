@@ -3,7 +3,7 @@ import type { HostConfig } from "../config/schema.ts";
 import { isErrorResult } from "../errors.ts";
 import { FarHosts } from "../host/far/far-hosts.ts";
 import { describeWayIn, usesFarAgent, wayIn } from "../runtime/far/way-in.ts";
-import { SshConnection, type SshTarget } from "../runtime/ssh/connection.ts";
+import { SshConnection, type SshTarget } from "../runtime/ssh/connection/connection.ts";
 import { printJson, printOut, reportError } from "./report.ts";
 import { maybeHelp, parseVerbArgs } from "./verb-args.ts";
 

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import type { Config } from "../config/schema.ts";
 import { defaultStateDir } from "../background/state/state-dir.ts";
 import { initializeAnswer } from "../mcp/server-identity.ts";
-import { StdioTransport } from "../mcp/stdio-transport.ts";
+import { StdioTransport } from "../mcp/transports/stdio-transport.ts";
 import { allowedRoots } from "../safety/paths.ts";
 import { sandboxInstructions } from "../sandbox/describe.ts";
 import { sandboxLevel } from "../sandbox/index.ts";

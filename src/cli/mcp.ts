@@ -1,6 +1,6 @@
 import { ToolHost } from "../host/tool-host.ts";
 import { serveStdio } from "../mcp/server.ts";
-import type { StdioTransport } from "../mcp/stdio-transport.ts";
+import type { StdioTransport } from "../mcp/transports/stdio-transport.ts";
 import { parseHostFlags } from "./host-flags.ts";
 import { hostOptions } from "./host-options.ts";
 import { UsageError } from "./usage.ts";

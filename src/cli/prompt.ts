@@ -1,4 +1,4 @@
-import { type ConfirmationQuestion, questionMessage } from "../safety/person-confirmation.ts";
+import { type ConfirmationQuestion, questionMessage } from "../safety/confirmation/person-confirmation.ts";
 
 /**
  * Asks on the terminal whether a caution command may run. Ctrl-C at the prompt, or

@@ -1,8 +1,8 @@
 import { loadConfig } from "../config/load.ts";
-import { parserReady } from "../safety/bash-parser.ts";
-import { decideLine } from "../safety/decide.ts";
-import { projectRules, readRulesFile, trustProject } from "../safety/project-rules.ts";
-import { compileRules, type Rule } from "../safety/rules.ts";
+import { parserReady } from "../safety/parser/bash-parser.ts";
+import { decideLine } from "../safety/rules/decide.ts";
+import { projectRules, readRulesFile, trustProject } from "../safety/rules/project-rules.ts";
+import { compileRules, type Rule } from "../safety/rules/rules.ts";
 import { UsageError } from "./usage.ts";
 import { parseVerbArgs } from "./verb-args.ts";
 

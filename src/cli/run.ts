@@ -1,11 +1,11 @@
-import { needsParser, parserReady } from "../safety/bash-parser.ts";
+import { needsParser, parserReady } from "../safety/parser/bash-parser.ts";
 import type { Task } from "../background/tasks/task.ts";
 import { PlainLines } from "./plain-lines.ts";
 import type { OutputStream } from "../background/output/stream.ts";
 import { ToolHost } from "../host/tool-host.ts";
 import { hostOptions } from "./host-options.ts";
 import { confirmOnTerminal } from "./prompt.ts";
-import { commandQuestion } from "../safety/person-confirmation.ts";
+import { commandQuestion } from "../safety/confirmation/person-confirmation.ts";
 import { exitStatus, reportError, writeAll } from "./report.ts";
 import { Spinner } from "./terminal.ts";
 import { commandLine, envOption, intOption, maybeHelp, parseVerbArgs } from "./verb-args.ts";

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { defaultStateDir } from "../background/state/state-dir.ts";
 import { loadConfig } from "../config/load.ts";
 import { allowedRoots } from "../safety/paths.ts";
-import { bwrapVersion, probeBwrap } from "../sandbox/bwrap.ts";
+import { bwrapVersion, probeBwrap } from "../sandbox/namespaces/bwrap.ts";
 import { sandboxLevel } from "../sandbox/index.ts";
 import { probeLandlock } from "../sandbox/landlock/index.ts";
 import { networkMode, sandboxFromConfig } from "../sandbox/setup.ts";

@@ -1,6 +1,6 @@
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import { readDaemonToken } from "../mcp/daemon-token.ts";
+import { readDaemonToken } from "../mcp/daemon/daemon-token.ts";
 import { allowedRoots } from "../safety/paths.ts";
 import { ensureDaemonSocket } from "./daemon-client.ts";
 import { daemonPaths, resolveStateDir } from "./daemon-paths.ts";

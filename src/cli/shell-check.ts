@@ -1,5 +1,5 @@
 import { isSecretName } from "../runtime/env.ts";
-import { takeShellSnapshot } from "../runtime/shell-snapshot.ts";
+import { takeShellSnapshot } from "../runtime/shell-snapshot/shell-snapshot.ts";
 import { UsageError } from "./usage.ts";
 
 export const SHELL_HELP = `Usage: agent-shell shell check [--json]

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RuleSchema } from "../safety/rules.ts";
+import { RuleSchema } from "../safety/rules/rules.ts";
 import { parseEntry } from "../sandbox/network/rules.ts";
 
 /** A network_allow / network_deny entry: `host`, `*.domain`, an IP address, optionally `:port`. */

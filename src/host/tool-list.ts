@@ -1,6 +1,6 @@
 import { TOOLS } from "../tools/index.ts";
 import type { ToolAnnotations } from "../tools/types.ts";
-import { resultShapes } from "../tools/result-shapes.ts";
+import { resultShapes } from "../tools/results/result-shapes.ts";
 import { portableInputSchema, portableOutputSchema } from "./portable-schema.ts";
 
 export interface ToolInfo {

@@ -1,10 +1,10 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { type ElicitRequestFormParams, ErrorCode, McpError, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config/schema.ts";
-import type { ConfirmationPolicy } from "../safety/command-guard.ts";
+import type { ConfirmationPolicy } from "../safety/confirmation/command-guard.ts";
 import type { NetworkAnswer, NetworkQuestion } from "../sandbox/network/calls.ts";
-import { oneLine } from "../safety/one-line.ts";
-import { type ConfirmationQuestion, PERSON_MIN_MS, type PersonAnswer, questionMessage } from "../safety/person-confirmation.ts";
+import { oneLine } from "../safety/confirmation/one-line.ts";
+import { type ConfirmationQuestion, PERSON_MIN_MS, type PersonAnswer, questionMessage } from "../safety/confirmation/person-confirmation.ts";
 
 /** The one field a person answers: a yes/no, answerable in one step. */
 const REQUESTED_SCHEMA: ElicitRequestFormParams["requestedSchema"] = {

@@ -12,11 +12,11 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { CallScope, ToolHost } from "../host/tool-host.ts";
 import type { ToolResult } from "../errors.ts";
-import type { ConfirmationPolicy } from "../safety/command-guard.ts";
+import type { ConfirmationPolicy } from "../safety/confirmation/command-guard.ts";
 import { SERVER_CAPABILITIES, SERVER_INFO } from "./server-identity.ts";
 import { sandboxInstructions } from "../sandbox/describe.ts";
-import { PendingConfirmations } from "../safety/confirmations.ts";
-import { StdioTransport } from "./stdio-transport.ts";
+import { PendingConfirmations } from "../safety/confirmation/confirmations.ts";
+import { StdioTransport } from "./transports/stdio-transport.ts";
 import { callToolResult } from "./call-result.ts";
 import { FlatSchemaValidator } from "./elicitation-validator.ts";
 import { connectionPolicy } from "./person-policy.ts";

@@ -1,5 +1,5 @@
 import type { NetworkCall } from "../sandbox/network/calls.ts";
-import type { PlantReport } from "../sandbox/plant-watch.ts";
+import type { PlantReport } from "../sandbox/planted/plant-watch.ts";
 import type { SandboxRun } from "../sandbox/setup.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
-import { expandHome } from "../config/expand-home.ts";
+import { expandHome } from "../expand-home.ts";
 import { CodedError } from "../errors.ts";
 
 /** Canonical form of an allowed root (symlinks followed when it exists). */

@@ -1,4 +1,4 @@
-import { usesHostDevices } from "./devices.ts";
+import { usesHostDevices } from "./namespaces/devices.ts";
 import type { SandboxLevel } from "./policy.ts";
 
 /**

@@ -1,4 +1,4 @@
-import { probeBwrap, probeBwrapAsync, type BwrapProbe } from "./bwrap.ts";
+import { probeBwrap, probeBwrapAsync, type BwrapProbe } from "./namespaces/bwrap.ts";
 import { probeLandlock } from "./landlock/index.ts";
 import type { SandboxLevel } from "./policy.ts";
 

@@ -2,10 +2,10 @@ import type { NetworkRules } from "./network/rules.ts";
 import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { expandHome } from "../config/expand-home.ts";
-import { controlFilesUnder } from "./control-files.ts";
+import { expandHome } from "../expand-home.ts";
+import { controlFilesUnder } from "./planted/control-files.ts";
 import type { SandboxPolicy } from "./policy.ts";
-import { under } from "./under.ts";
+import { under } from "./paths/under.ts";
 
 /** Tool homes a build writes to: writable, and made when missing, so builds keep working (SPEC §11, §25). */
 const TOOL_HOMES = [

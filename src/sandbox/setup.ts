@@ -1,4 +1,4 @@
-import { keptSandboxCommand } from "./bwrap.ts";
+import { keptSandboxCommand } from "./namespaces/bwrap.ts";
 import { sandboxLevel, type LevelChoice } from "./index.ts";
 import type { SandboxLevel, SandboxMode, SandboxPolicy } from "./policy.ts";
 import { levelGaps } from "./gaps.ts";
@@ -11,7 +11,7 @@ const MAX_CACHED_RUNS = 64;
 /** What a result says about containment: the mode applied, or why there was none. */
 export type SandboxLabel = SandboxMode | "remote" | "unavailable";
 
-/** A sandbox to apply to commands: one per policy, kept (runtime/kept-sandbox.ts). */
+/** A sandbox to apply to commands: one per policy, kept (runtime/containment/kept-sandbox.ts). */
 export interface SandboxRun {
   policy: SandboxPolicy;
   level: SandboxLevel;
@@ -169,7 +169,7 @@ export class Sandbox {
     return { label: mode, level: run.level, run };
   }
 
-  /** One run per policy: a run keeps its sandbox (runtime/kept-sandbox.ts) and spawner (runtime/served-spawn.ts) between calls. */
+  /** One run per policy: a run keeps its sandbox (runtime/containment/kept-sandbox.ts) and spawner (runtime/local/served-spawn.ts) between calls. */
   private cached(key: string, make: () => SandboxRun): SandboxRun {
     let run = this.cache.get(key);
     if (!run) {

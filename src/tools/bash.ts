@@ -3,27 +3,27 @@ import { runForeground } from "../background/tasks/index.ts";
 import { onWaitingForInput, startProgress } from "../background/watch/index.ts";
 import { asCodedError, CodedError, invalidArgument } from "../errors.ts";
 import { AGENT_ENV, childEnv, remoteEnv } from "../runtime/env.ts";
-import { type ShellSnapshot, snapshotNote } from "../runtime/shell-snapshot.ts";
-import { preludeFile, SESSION_OUT } from "../runtime/shell-prelude.ts";
-import type { SessionCall } from "../host/sessions.ts";
+import { type ShellSnapshot, snapshotNote } from "../runtime/shell-snapshot/shell-snapshot.ts";
+import { preludeFile, SESSION_OUT } from "../runtime/shell-snapshot/shell-prelude.ts";
+import type { SessionCall } from "./sessions.ts";
 import { handOver, keepsRunningNote } from "./answer-by.ts";
 import type { ToolContext } from "./types.ts";
-import { confirmCommand } from "../safety/command-guard.ts";
-import { requestBinding } from "../safety/confirmations.ts";
+import { confirmCommand } from "../safety/confirmation/command-guard.ts";
+import { requestBinding } from "../safety/confirmation/confirmations.ts";
 import { checkWorkingDirectory } from "../safety/paths.ts";
 import { commandLengthProblem } from "../safety/command-length.ts";
-import { checkInteractive, interactiveParameters } from "./interactive-params.ts";
-import { exitStatusFields, interactiveFields, outputView, pidFields, runOutput, screenText } from "./present.ts";
-import { remoteTarget } from "./remote.ts";
+import { checkInteractive, interactiveParameters } from "./params/interactive-params.ts";
+import { exitStatusFields, interactiveFields, outputView, pidFields, runOutput, screenText } from "./results/present.ts";
+import { remoteTarget } from "./params/remote.ts";
 import { armService, compileService, existingService, serviceParameters, startService } from "./services/service.ts";
 import { startDeclaredService } from "./services/declared-service.ts";
-import { envSchema, osString, outputParameters } from "./schema-helpers.ts";
+import { envSchema, osString, outputParameters } from "./params/schema-helpers.ts";
 import { defineTool } from "./types.ts";
 import type { ToolResult } from "../errors.ts";
 import { callSandbox, guardSandbox, refusePrivileged, sandboxParameter } from "./sandbox/guard.ts";
 import { sandboxFields } from "./sandbox/fields.ts";
 import { sandboxStartFailure } from "./sandbox/start.ts";
-import { resultShapes } from "./result-shapes.ts";
+import { resultShapes } from "./results/result-shapes.ts";
 
 /** Built at the tool's first call (defineTool). */
 const schema = () =>

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { findTask } from "./find-task.ts";
-import { exitFields } from "./present.ts";
+import { exitFields } from "./results/present.ts";
 import { defineTool } from "./types.ts";
-import { resultShapes } from "./result-shapes.ts";
+import { resultShapes } from "./results/result-shapes.ts";
 
 /** Built at the tool's first call (defineTool). */
 const schema = () =>

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import type { Task } from "../background/tasks/index.ts";
 import { settled } from "./find-task.ts";
-import { listEntry, type ListDefaults } from "./present.ts";
+import { listEntry, type ListDefaults } from "./results/present.ts";
 import { defineTool, type ToolContext } from "./types.ts";
-import { resultShapes } from "./result-shapes.ts";
+import { resultShapes } from "./results/result-shapes.ts";
 
 /** Built at the tool's first call (defineTool). */
 const schema = () =>

@@ -2,10 +2,10 @@ import { z } from "zod";
 import { startProgress } from "../background/watch/index.ts";
 import { firstOf } from "../first-of.ts";
 import { findTask, settled } from "./find-task.ts";
-import { outputView, taskOutputs } from "./present.ts";
-import { outputParameters, userRegex } from "./schema-helpers.ts";
+import { outputView, taskOutputs } from "./results/present.ts";
+import { outputParameters, userRegex } from "./params/schema-helpers.ts";
 import { defineTool } from "./types.ts";
-import { resultShapes } from "./result-shapes.ts";
+import { resultShapes } from "./results/result-shapes.ts";
 import type { ToolResult } from "../errors.ts";
 
 const MAX_BYTES_LIMIT = 1_000_000;

@@ -3,11 +3,11 @@ import { runForeground } from "../background/tasks/index.ts";
 import { AUTODETECT_TEMPLATES, expandTemplate, resolveAgentTemplate } from "../config/agent-command.ts";
 import { asCodedError, CodedError } from "../errors.ts";
 import { childEnv } from "../runtime/env.ts";
-import { exitFields, outputView, runOutput } from "./present.ts";
-import { envSchema, osString, outputParameters } from "./schema-helpers.ts";
+import { exitFields, outputView, runOutput } from "./results/present.ts";
+import { envSchema, osString, outputParameters } from "./params/schema-helpers.ts";
 import { defineTool } from "./types.ts";
-import { resultShapes } from "./result-shapes.ts";
-import { requestBinding } from "../safety/confirmations.ts";
+import { resultShapes } from "./results/result-shapes.ts";
+import { requestBinding } from "../safety/confirmation/confirmations.ts";
 import { callSandbox, guardSandbox, sandboxParameter } from "./sandbox/guard.ts";
 import { sandboxFields } from "./sandbox/fields.ts";
 

@@ -3,14 +3,14 @@ import type { Launcher, Registry, Task } from "../background/tasks/index.ts";
 import type { Config } from "../config/schema.ts";
 import type { ToolResult } from "../errors.ts";
 import type { Runtime } from "../runtime/types.ts";
-import type { CallNote } from "../safety/call-note.ts";
-import type { Rule } from "../safety/rules.ts";
-import type { ConfirmationPolicy } from "../safety/command-guard.ts";
-import type { PendingConfirmations } from "../safety/confirmations.ts";
+import type { CallNote } from "../safety/confirmation/call-note.ts";
+import type { Rule } from "../safety/rules/rules.ts";
+import type { ConfirmationPolicy } from "../safety/confirmation/command-guard.ts";
+import type { PendingConfirmations } from "../safety/confirmation/confirmations.ts";
 import type { Sandbox } from "../sandbox/setup.ts";
 import type { SandboxMode } from "../sandbox/policy.ts";
-import type { ShellSnapshot } from "../runtime/shell-snapshot.ts";
-import type { Sessions } from "../host/sessions.ts";
+import type { ShellSnapshot } from "../runtime/shell-snapshot/shell-snapshot.ts";
+import type { Sessions } from "./sessions.ts";
 
 /** What a tool may use: the shared mechanisms of one ToolHost. */
 export interface ToolContext {

@@ -4,9 +4,9 @@ import { keyBytes, KNOWN_KEYS_HELP } from "../background/terminal/index.ts";
 import { CodedError, invalidArgument } from "../errors.ts";
 import { firstOf } from "../first-of.ts";
 import { findTask } from "./find-task.ts";
-import { outputView, stdinAnswer } from "./present.ts";
+import { outputView, stdinAnswer } from "./results/present.ts";
 import { defineTool } from "./types.ts";
-import { resultShapes } from "./result-shapes.ts";
+import { resultShapes } from "./results/result-shapes.ts";
 
 const MAX_YIELD_MS = 10_000;
 /** Once output has started, this much quiet means the program has answered. */

@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { processes } from "./procs.ts";
-import { localPortOpen } from "../../src/runtime/port-probe.ts";
+import { localPortOpen } from "../../src/runtime/local/port-probe.ts";
 
 /**
  * A real OpenSSH sshd on 127.0.0.1 for the SSH tests: a free port, a temporary host key and

@@ -1,5 +1,5 @@
 import { closeSync } from "node:fs";
-import { libc } from "../../runtime/libc.ts";
+import { libc } from "../../runtime/kernel/libc.ts";
 import { openPrivateAppend } from "./private-files.ts";
 
 /**

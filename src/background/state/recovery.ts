@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import { AdoptedProcess } from "../../runtime/adopted-process.ts";
+import { AdoptedProcess } from "../../runtime/local/adopted-process.ts";
 import type { Runtime } from "../../runtime/types.ts";
-import { groupAlive, isOurGroup } from "../../runtime/process-group.ts";
+import { groupAlive, isOurGroup } from "../../runtime/process-groups/process-group.ts";
 import type { StateBudget } from "../output/state-budget.ts";
 import { OutputStream } from "../output/stream.ts";
 import type { Registry } from "../tasks/registry.ts";

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { OWNER_MARKER, OWNER_TOKEN } from "../../runtime/env.ts";
-import { isOurGroup, killMarked, pidAlive, signalGroup } from "../../runtime/process-group.ts";
+import { isOurGroup, killMarked, pidAlive, signalGroup } from "../../runtime/process-groups/process-group.ts";
 import { type FileLock, tryLock } from "./file-lock.ts";
 import { forgetRoot, makePrivateDir, privateDirProblem, trustRoot, writePrivateFile } from "./private-files.ts";
 import { SpareTaskFolders } from "./spare-task-folders.ts";

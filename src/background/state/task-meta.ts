@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, renameSync } from "node:fs";
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { OWNER_TOKEN } from "../../runtime/env.ts";
-import { processStartTime } from "../../runtime/process-group.ts";
+import { processStartTime } from "../../runtime/process-groups/process-group.ts";
 import type { Task, TaskInfo, TaskSandbox, TaskStatus } from "../tasks/task.ts";
 import { makePrivateDir, writePrivateFile, rewritePrivateFileAsync, writePrivateFileAsync } from "./private-files.ts";
 

@@ -1,5 +1,5 @@
 import { firstOf } from "../../first-of.ts";
-import { describeProcesses, type ProcessList } from "../../runtime/process-info.ts";
+import { describeProcesses, type ProcessList } from "../../runtime/local/process-info.ts";
 import type { Launcher, LaunchRequest } from "./launcher.ts";
 import type { Task } from "./task.ts";
 

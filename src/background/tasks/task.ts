@@ -1,7 +1,7 @@
 import type { NetworkDenied } from "../../sandbox/network/calls.ts";
 import { rm } from "node:fs/promises";
 import type { ExitStatus, ProcessHandle } from "../../runtime/types.ts";
-import type { PlantReport } from "../../sandbox/plant-watch.ts";
+import type { PlantReport } from "../../sandbox/planted/plant-watch.ts";
 import { Collector } from "../output/collector.ts";
 import { terminateGroup } from "./killer.ts";
 import { within } from "../../first-of.ts";

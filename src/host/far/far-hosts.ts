@@ -1,8 +1,8 @@
 import type { Config, HostConfig } from "../../config/schema.ts";
 import { isErrorResult, type ToolResult } from "../../errors.ts";
 import { usesFarAgent } from "../../runtime/far/way-in.ts";
-import { SshConnection, type SshTarget } from "../../runtime/ssh/connection.ts";
-import { AWAIT_OUTPUT_METHOD, AwaitOutputResultSchema, type AwaitOutputResult } from "../../mcp/await-output.ts";
+import { SshConnection, type SshTarget } from "../../runtime/ssh/connection/connection.ts";
+import { AWAIT_OUTPUT_METHOD, AwaitOutputResultSchema, type AwaitOutputResult } from "../../mcp-extensions/await-output.ts";
 import { type CallHooks, FarLink, PipeDroppedError } from "./far-link.ts";
 import { farArgs, nearId, nearResult, splitId } from "./task-ids.ts";
 import type { IdGroup } from "./across-hosts.ts";

@@ -6,7 +6,7 @@ import { launchScript, nearPlatform, parseStatus } from "../../runtime/far/agent
 import { installAgent, selfBinary, selfSha256 } from "../../runtime/far/install.ts";
 import { openPipe } from "../../runtime/far/pipe.ts";
 import { describeWayIn, type WayIn, wayIn } from "../../runtime/far/way-in.ts";
-import type { SshConnection } from "../../runtime/ssh/connection.ts";
+import type { SshConnection } from "../../runtime/ssh/connection/connection.ts";
 import { VERSION } from "../../version.ts";
 import { escapeControls, RateCap } from "./far-answers.ts";
 import { PipeTransport } from "./pipe-transport.ts";

@@ -1,6 +1,6 @@
 import { basename } from "node:path";
 import { CodedError } from "../../errors.ts";
-import type { SshConnection } from "../ssh/connection.ts";
+import type { SshConnection } from "../ssh/connection/connection.ts";
 import { installScript, STATUS_PREFIX } from "./agent-scripts.ts";
 import { openPipe } from "./pipe.ts";
 import type { WayIn } from "./way-in.ts";

@@ -1,6 +1,6 @@
 import { CodedError } from "../../errors.ts";
 import { OWNER_MARKER } from "../env.ts";
-import type { SshConnection } from "../ssh/connection.ts";
+import type { SshConnection } from "../ssh/connection/connection.ts";
 import { shq } from "../ssh/quote.ts";
 import { describeWayIn, pipeArgv, type WayIn } from "./way-in.ts";
 

@@ -1,5 +1,5 @@
 import type { HostConfig } from "../../config/schema.ts";
-import type { SshTarget } from "../ssh/connection.ts";
+import type { SshTarget } from "../ssh/connection/connection.ts";
 
 /** How a far-side host is reached: a container of an engine, any pipe command, or an SSH connection. */
 export type WayIn =

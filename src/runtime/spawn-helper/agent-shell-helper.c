@@ -1,6 +1,6 @@
 /*
  * agent-shell-helper: starts one command at the price of a spawn, inside a sandbox that was
- * built once (runtime/kept-sandbox.ts) or inside none. Built static by build.ts and embedded
+ * built once (runtime/containment/kept-sandbox.ts) or inside none. Built static by build.ts and embedded
  * in the agent-shell binary; the server writes it to its state dir and runs it.
  *
  *   agent-shell-helper hold
@@ -68,7 +68,7 @@
 #include <unistd.h>
 
 #define CANNOT_ENTER 125
-/* The bash tool recognises this text (sandbox/bwrap.ts CWD_REPLACED_MESSAGE). */
+/* The bash tool recognises this text (sandbox/namespaces/bwrap.ts CWD_REPLACED_MESSAGE). */
 #define CWD_REPLACED "agent-shell: the working directory was replaced (e.g. by a symlink) while the command was starting; it did not run\n"
 
 static void say(const char *a, const char *b, const char *c) {

@@ -1,8 +1,8 @@
 import { closeSync } from "node:fs";
 import { constants } from "node:os";
-import { sendWithFds, messageSocketPair } from "../fd-passing.ts";
-import { closeQuietly, createPipe, pipeOf } from "../pipes.ts";
-import { watchdog } from "../watchdog.ts";
+import { sendWithFds, messageSocketPair } from "../kernel/fd-passing.ts";
+import { closeQuietly, createPipe, pipeOf } from "../kernel/pipes.ts";
+import { watchdog } from "../process-groups/watchdog.ts";
 import { helperExec } from "./helper-binary.ts";
 import { signalName } from "../signal-names.ts";
 import { helperEnv, type Restrictions } from "./start.ts";

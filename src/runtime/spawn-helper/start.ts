@@ -1,7 +1,7 @@
 import { withProxyEnv } from "../../sandbox/network/env.ts";
 import { closeSync } from "node:fs";
 import { launcherEnv, OWNER_MARKER, OWNER_TOKEN } from "../env.ts";
-import { createPipe, pipeOf, writeAndClose } from "../pipes.ts";
+import { createPipe, pipeOf, writeAndClose } from "../kernel/pipes.ts";
 import type { SpawnSpec } from "../types.ts";
 import { helperExec } from "./helper-binary.ts";
 

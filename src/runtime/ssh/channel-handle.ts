@@ -1,6 +1,6 @@
 import type { ClientChannel } from "ssh2";
 import type { ExitStatus, ProcessHandle } from "../types.ts";
-import type { OpenChannel, SshConnection } from "./connection.ts";
+import type { OpenChannel, SshConnection } from "./connection/connection.ts";
 import { SshError } from "./errors.ts";
 import { remoteGroupAlive, signalRemoteGroup } from "./remote-group.ts";
 

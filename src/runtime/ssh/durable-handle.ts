@@ -1,5 +1,5 @@
 import type { ExitStatus, ProcessHandle } from "../types.ts";
-import type { SshConnection } from "./connection.ts";
+import type { SshConnection } from "./connection/connection.ts";
 import { remoteGroupAlive, signalRemoteGroup } from "./remote-group.ts";
 import { exitStatusScript, removeTaskScript, tailScript } from "./scripts.ts";
 

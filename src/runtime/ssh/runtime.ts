@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import type { ProcessHandle, Runtime, SpawnSpec } from "../types.ts";
 import { ChannelHandle } from "./channel-handle.ts";
-import { SshConnection, type SshTarget } from "./connection.ts";
+import { SshConnection, type SshTarget } from "./connection/connection.ts";
 import { DurableHandle } from "./durable-handle.ts";
 import { SshError } from "./errors.ts";
 import { shq } from "./quote.ts";

@@ -100,7 +100,7 @@ export function removeTaskScript(name: string): string {
 
 /**
  * Exits 0 when 127.0.0.1:`port` accepts a connection (bash's /dev/tcp). Like the local probe
- * (runtime/port-probe.ts) it never resets the connection: closing a socket with a greeting
+ * (runtime/local/port-probe.ts) it never resets the connection: closing a socket with a greeting
  * unread sends a reset, which kills a server with no socket error handler, so a detached
  * `cat` drains it until the service hangs up (2 s at most).
  */

@@ -1,7 +1,7 @@
 import { type ByteSource, decode } from "../../background/output/index.ts";
 import type { Task } from "../../background/tasks/index.ts";
 import type { TaskSandbox } from "../../background/tasks/task.ts";
-import { detectSandboxDenied } from "../../sandbox/denied.ts";
+import { detectSandboxDenied } from "./denied.ts";
 
 /** How much of the end of each stream is searched for permission errors. */
 const SCAN_BYTES = 64 * 1024;

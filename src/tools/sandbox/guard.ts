@@ -1,10 +1,10 @@
 import { z } from "zod";
 import type { TaskSandbox } from "../../background/tasks/task.ts";
-import { needsParser, parserReady } from "../../safety/bash-parser.ts";
-import { classifyCommand, needsCaution } from "../../safety/decide.ts";
-import { type ConfirmationQuestion, commandQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "../../safety/person-confirmation.ts";
-import { DENIED_HINTS, type SandboxDenied } from "../../sandbox/denied.ts";
-import { privilegedWord } from "../../sandbox/inside-words.ts";
+import { needsParser, parserReady } from "../../safety/parser/bash-parser.ts";
+import { classifyCommand, needsCaution } from "../../safety/rules/decide.ts";
+import { type ConfirmationQuestion, commandQuestion, confirmByPerson, refusedWithoutPerson, unaskedNote, unaskedRecord } from "../../safety/confirmation/person-confirmation.ts";
+import { DENIED_HINTS, type SandboxDenied } from "./denied.ts";
+import { privilegedWord } from "./inside-words.ts";
 import { SANDBOX_MODES, strictness, type SandboxMode } from "../../sandbox/policy.ts";
 import type { SandboxRun } from "../../sandbox/setup.ts";
 import type { NetworkCall } from "../../sandbox/network/calls.ts";

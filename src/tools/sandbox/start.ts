@@ -1,4 +1,4 @@
-import { CWD_REPLACED_MESSAGE } from "../../sandbox/bwrap.ts";
+import { CWD_REPLACED_MESSAGE } from "../../sandbox/namespaces/bwrap.ts";
 import type { ErrorCode } from "../../errors.ts";
 
 /**

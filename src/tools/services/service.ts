@@ -2,8 +2,8 @@ import { z } from "zod";
 import type { Task } from "../../background/tasks/index.ts";
 import { awaitReadiness, watchOutput } from "../../background/watch/index.ts";
 import { CodedError, invalidArgument, type ToolResult } from "../../errors.ts";
-import { exitFields, outputView, runOutput } from "../present.ts";
-import { userRegex } from "../schema-helpers.ts";
+import { exitFields, outputView, runOutput } from "../results/present.ts";
+import { userRegex } from "../params/schema-helpers.ts";
 import type { ToolContext } from "../types.ts";
 import { applyRestartPolicy } from "../../background/tasks/restart-policy.ts";
 

@@ -142,7 +142,7 @@ function scanMiddle(source: ByteSource, start: number, end: number): Item[] {
  */
 export const CANDIDATE = /[Ee]rror|ERR|FAIL|[Ff]ail|[Ff]atal|FATAL|[Pp]anic|PANIC|Traceback|Exception|[Aa]ssert|Expected|Received|[Ss]egmentation|[Aa]borted|not ok/g;
 /**
- * A part of every word CANDIDATE matches (kept in step with it: tests/flood-read.test.ts
+ * A part of every word CANDIDATE matches (kept in step with it: tests/background/flood-read.test.ts
  * checks). A chunk that holds none of them holds no candidate, and is neither turned into
  * a string nor searched: 15 native searches take ~0.45 ms per MB where the string and the
  * expression take ~2.1, and a flood of plain progress lines has none of these words.
