@@ -211,8 +211,12 @@ describe("results say which sandbox applied", () => {
     expect(bg).toMatchObject({ sandbox: "workspace-write", sandbox_level: "namespaces" });
     const out = await s.call("task_output", { task_id: bg.task_id, wait: true, timeout: 5 });
     expect(out).toMatchObject({ sandbox: "workspace-write", sandbox_level: "namespaces" });
+    // A list says the server's sandbox once; an entry says its own only where it differs (SPEC §18).
+    const ro = await s.call("bash", { command: "true", run_in_background: true, sandbox: "read-only" });
     const list = await s.call("task_list", {});
-    expect(list.tasks.find((t: any) => t.task_id === bg.task_id)).toMatchObject({ sandbox: "workspace-write", sandbox_level: "namespaces" });
+    expect(list).toMatchObject({ sandbox: "workspace-write", sandbox_level: "namespaces" });
+    expect(list.tasks.find((t: any) => t.task_id === bg.task_id)).not.toContainKeys(["sandbox", "sandbox_level"]);
+    expect(list.tasks.find((t: any) => t.task_id === ro.task_id)).toMatchObject({ sandbox: "read-only", sandbox_level: "namespaces" });
   });
 
   test("a task subagent runs sandboxed, its own state dir writable", async () => {
