@@ -194,7 +194,7 @@ describe("a kept sandbox per policy", () => {
       for (const p of left()) process.kill(p.pid, "SIGKILL");
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 20_000); // twelve servers started and killed one after another
+  }, 45_000); // twelve servers started and killed one after another, on a loaded machine
 });
 
 describe("the spawner kept per sandbox", () => {
