@@ -6,7 +6,8 @@
  *    one daemon) and over HTTP sessions (one server): calls per second against one client
  *    alone through the same face, errors, slowest call;
  *  - cold start: spawn → `initialize` answered, against the binary's own `--version`.
- * Run: bun run build.ts && bun run bench/scale.ts   (BENCH_TASKS, BENCH_CLIENTS, BENCH_SECONDS)
+ * Run: bun run build.ts && bun run bench/scale.ts   (BENCH_TASKS, BENCH_CLIENTS, BENCH_SECONDS;
+ * BENCH_ONLY=tasks|clients|cold for one section)
  */
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +20,8 @@ const TASKS = Number(process.env.BENCH_TASKS ?? 1000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const COLD_STARTS = 20;
+const ONLY = process.env.BENCH_ONLY;
+const runs = (section: string) => ONLY === undefined || ONLY === section;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const rows: string[][] = [];
@@ -26,7 +29,7 @@ const row = (what: string, measured: string, goal: string, ok?: boolean) => rows
 const rssMb = (pid: number, field = "VmRSS") => Number(readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`${field}:\\s+(\\d+)`))![1]) / 1024;
 
 // ---------- 1,000 tasks ----------
-{
+if (runs("tasks")) {
   const s = await startServer();
   const marker = `600.${process.pid}`;
   try {
@@ -118,7 +121,7 @@ async function clientsRow(face: string, open: () => Promise<Caller>): Promise<vo
   );
 }
 
-{
+if (runs("clients")) {
   const stateDir = realpathSync(mkdtempSync(join(tmpdir(), "as-bench-shared-")));
   try {
     await clientsRow("`--shared` (one stdio process each, one daemon)", () => startServer({ stateDir, args: ["--shared"] }));
@@ -141,7 +144,7 @@ async function clientsRow(face: string, open: () => Promise<Caller>): Promise<vo
 }
 
 // ---------- cold start ----------
-{
+if (runs("cold")) {
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), "as-bench-cold-")));
   const initialize = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "0" } } })}\n`;
   const init: number[] = [];

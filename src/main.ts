@@ -25,17 +25,18 @@ async function main(argv: string[]): Promise<number> {
       await Bun.write(Bun.stdout, HELP);
       return verb === undefined ? 2 : 0;
   }
+  if (verb === "mcp") {
+    // The sandbox probe's processes run while the server's modules load; initialize is
+    // answered before they have (cli/mcp-early.ts: it parses nothing with zod, which loads after).
+    const probing = (await import("./sandbox/index.ts")).primeSandboxLevel().catch(() => {});
+    const early = await (await import("./cli/mcp-early.ts")).startStdioEarly(rest, probing).catch(() => null);
+    await import("./zod-jitless.ts");
+    const { mcpCommand } = await import("./cli/mcp.ts");
+    await probing;
+    return mcpCommand(rest, early ?? undefined);
+  }
   await import("./zod-jitless.ts");
   switch (verb) {
-    case "mcp": {
-      // The sandbox probe's processes run while the server's modules load.
-      const probing = (await import("./sandbox/index.ts")).primeSandboxLevel().catch(() => {});
-      // initialize is answered while the rest loads (cli/mcp-early.ts).
-      const early = await (await import("./cli/mcp-early.ts")).startStdioEarly(rest, probing).catch(() => null);
-      const { mcpCommand } = await import("./cli/mcp.ts");
-      await probing;
-      return mcpCommand(rest, early ?? undefined);
-    }
     case "call": {
       const { callCommand } = await import("./cli/call.ts");
       return callCommand(rest);

@@ -30,7 +30,7 @@ const FIRST_MESSAGE_WAIT_MS = 20;
 export async function startStdioEarly(argv: string[], probing: Promise<void>): Promise<StdioTransport | null> {
   const { values } = parseHostFlags("mcp", argv, HTTP_FLAGS);
   if (values.help || values.shared || values.persist || (values as { http?: string }).http !== undefined) return null;
-  const settings = onlyDefaults(values) ?? ((await import("./host-options.ts")).hostOptions(values).config as Config); // (loaded whole)
+  const settings = onlyDefaults(values) ?? (await loadedConfig(values));
   const stateRoot = resolve(settings.state_dir ?? defaultStateDir());
   const contained = settings.sandbox !== "off";
   const known = contained ? rememberedLevel(stateRoot) : null;
@@ -61,4 +61,10 @@ function onlyDefaults(values: HostFlags): Config | null {
   if (DEFAULTS.keys.some((k) => process.env[envName(k)])) return null;
   if (existsSync(defaultConfigFile(process.env))) return null;
   return { ...DEFAULTS.config, ...flags } as Config;
+}
+
+/** The configuration as every server loads it (zod's settings first: main.ts loads them after this file). */
+async function loadedConfig(values: HostFlags): Promise<Config> {
+  await import("../zod-jitless.ts");
+  return (await import("./host-options.ts")).hostOptions(values).config as Config; // (loaded whole)
 }

@@ -19,7 +19,7 @@ export interface ServedFds {
 /** Larger requests (a huge environment) are started the usual way: one message must fit the socket. */
 const MAX_MESSAGE = 128 * 1024;
 /** The longest wait for room in a spawner's socket before looking again (room()). */
-const ROOM_WAIT_MS = 20;
+const ROOM_WAIT_MS = 100;
 const RECORD_BYTES = 12;
 const STARTED = 1;
 const FAILED = 2;
@@ -145,18 +145,22 @@ export class Spawner {
   }
 
   /**
-   * Resolves when the spawner has taken in a request since (it reported a start), or after
-   * ROOM_WAIT_MS: a burst fills its socket faster than it forks, and a request that did not fit
-   * waits for room rather than start the costly way (a helper of its own, ~15 ms).
+   * Resolves when it is this caller's turn to try again: one waiter, oldest first, for each
+   * request the spawner has taken in (it reported a start), or after ROOM_WAIT_MS. A burst
+   * fills its socket faster than it forks; a request that did not fit waits for room rather
+   * than start the costly way (a helper of its own, ~15 ms). (Waking every waiter at each
+   * start made a burst of 1,000 retry a million times.)
    */
   room(): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ROOM_WAIT_MS);
-      function done() {
+      const waiter = () => {
         clearTimeout(timer);
+        const at = this.roomWaiters.indexOf(waiter);
+        if (at >= 0) this.roomWaiters.splice(at, 1);
         resolve();
-      }
-      this.roomWaiters.push(done);
+      };
+      const timer = setTimeout(waiter, ROOM_WAIT_MS);
+      this.roomWaiters.push(waiter);
     });
   }
 
@@ -212,7 +216,7 @@ export class Spawner {
       return;
     }
     const start = this.starts.shift();
-    for (const waiter of this.roomWaiters.splice(0)) waiter();
+    this.roomWaiters[0]?.();
     if (!start) return;
     if (kind === STARTED) {
       const child = new ServedChild(pid);
