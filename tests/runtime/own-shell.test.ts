@@ -150,19 +150,6 @@ describe("the shell snapshot", () => {
     });
   }, 30_000);
 
-  test("a server closed while the login shell starts lets the rc files' EXIT traps run (a lock one holds is released), and leaves nothing", async () => {
-    const nap = uniqueSleep(60);
-    // As pyenv's rehash does: a lock file, removed by an EXIT trap. A SIGKILL left it, and every later login shell waited for it.
-    const dir = home({ ".bashrc": `touch "$HOME/rc.lock"; trap 'rm -f "$HOME/rc.lock"' EXIT; sleep ${nap}\n` });
-    await withServer(desktopEnv(dir), async () => {
-      const deadline = Date.now() + 10_000;
-      while (!readdirSync(dir).includes("rc.lock") && Date.now() < deadline) await Bun.sleep(20);
-      expect(readdirSync(dir)).toContain("rc.lock");
-    });
-    expect(readdirSync(dir)).not.toContain("rc.lock");
-    expect(await waitNoProcess(`sleep ${nap}`)).toEqual([]);
-  }, 30_000);
-
   test("an rc file that waits for input reads end-of-file at once (stdin is closed): the snapshot holds what follows", async () => {
     const dir = home({ ".bashrc": `read -r answer\n${RC}` });
     const t0 = performance.now();

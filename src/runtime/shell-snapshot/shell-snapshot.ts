@@ -175,7 +175,7 @@ function accountShell(): string {
 }
 
 /** How long the rc files' processes get to run their traps before they are killed. */
-const END_GRACE_MS = 500;
+const END_GRACE_MS = 1000;
 
 /**
  * Ends a login shell's group: TERM and HUP first (an interactive shell ignores TERM), so that
