@@ -18,6 +18,8 @@ export interface ServedFds {
 
 /** Larger requests (a huge environment) are started the usual way: one message must fit the socket. */
 const MAX_MESSAGE = 128 * 1024;
+/** The most a request's header takes: the names of the fds it carries (`oecpi`) and a NUL. */
+const HEADER_BYTES = 6;
 /** The longest wait for room in a spawner's socket before looking again (room()). */
 const ROOM_WAIT_MS = 100;
 const RECORD_BYTES = 12;
@@ -135,13 +137,13 @@ export class Spawner {
     if (fds.pids !== null) names.push("p"), list.push(fds.pids);
     if (fds.stdin !== null) names.push("i"), list.push(fds.stdin);
     const message = Buffer.from(`${names.join("")}\0${request}`);
-    if (message.byteLength > MAX_MESSAGE || !sendWithFds(this.control, message, list)) return null;
+    if (Spawner.tooLarge(request) || !sendWithFds(this.control, message, list)) return null;
     return new Promise((resolve, reject) => this.starts.push({ resolve, reject }));
   }
 
   /** Whether a request is too large for a message (it must start another way). */
   static tooLarge(request: string): boolean {
-    return Buffer.byteLength(request) + 8 > MAX_MESSAGE;
+    return Buffer.byteLength(request) + HEADER_BYTES > MAX_MESSAGE;
   }
 
   /**
